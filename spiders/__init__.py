@@ -1,0 +1,1 @@
+"""Spiders of the docsbot project (``scrapy list`` shows them)."""

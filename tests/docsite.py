@@ -1,0 +1,129 @@
+"""A real HTTP server for tests: a small docs site with ETag/Last-Modified that answers conditional requests.
+
+Pages can be edited, deleted, added or made to fail between crawls; every request is recorded with its
+conditional headers and the status it got.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from dataclasses import dataclass, field
+from email.utils import formatdate
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+@dataclass
+class Hit:
+    path: str
+    status: int
+    if_none_match: str | None
+    if_modified_since: str | None
+
+
+@dataclass
+class Page:
+    body: bytes
+    etag: str
+    last_modified: str
+    content_type: str = "text/html; charset=utf-8"
+
+
+def html_page(title: str, body: str, links: list[str] = ()) -> str:
+    nav = "".join(f'<li><a href="{href}">{href}</a></li>' for href in links)
+    return (
+        f"<!doctype html><html><head><title>{title} — Test Docs</title></head><body>"
+        f"<nav><ul>{nav}</ul></nav>"
+        f'<div class="body" role="main"><h1>{title}</h1>{body}</div>'
+        f"<footer>Built with a test generator</footer></body></html>"
+    )
+
+
+@dataclass
+class DocSite:
+    pages: dict[str, Page] = field(default_factory=dict)
+    failing: dict[str, int] = field(default_factory=dict)  # path → status to answer
+    hits: list[Hit] = field(default_factory=list)
+    _clock: int = 1_700_000_000
+
+    def put(self, path: str, html: str, content_type: str = "text/html; charset=utf-8") -> None:
+        body = html.encode()
+        self._clock += 60
+        self.pages[path] = Page(
+            body, '"' + hashlib.sha1(body).hexdigest()[:16] + '"', formatdate(self._clock, usegmt=True), content_type
+        )
+
+    def delete(self, path: str) -> None:
+        del self.pages[path]
+
+    def hits_for(self, path: str) -> list[Hit]:
+        return [h for h in self.hits if h.path == path]
+
+    def statuses(self) -> dict[str, list[int]]:
+        out: dict[str, list[int]] = {}
+        for h in self.hits:
+            if h.path != "/robots.txt":
+                out.setdefault(h.path, []).append(h.status)
+        return out
+
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        site = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def _send(self, status: int, body: bytes = b"", headers: dict[str, str] | None = None) -> None:
+                inm, ims = self.headers.get("If-None-Match"), self.headers.get("If-Modified-Since")
+                site.hits.append(Hit(self.path.split("?")[0], status, inm, ims))
+                self.send_response(status)
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(body)
+
+            def do_GET(self) -> None:  # noqa: N802
+                path = self.path.split("?")[0]
+                if path in site.failing:
+                    self._send(site.failing[path], b"server error", {"Content-Type": "text/plain"})
+                    return
+                page = site.pages.get(path)
+                if page is None:
+                    self._send(404, b"not found", {"Content-Type": "text/plain"})
+                    return
+                validators = {"ETag": page.etag, "Last-Modified": page.last_modified}
+                inm = self.headers.get("If-None-Match")
+                ims = self.headers.get("If-Modified-Since")
+                # RFC 9110 §13.2.2: If-None-Match takes precedence over If-Modified-Since.
+                if (inm is not None and inm == page.etag) or (inm is None and ims == page.last_modified):
+                    self._send(304, b"", validators)
+                    return
+                self._send(200, page.body, {"Content-Type": page.content_type, **validators})
+
+            do_HEAD = do_GET
+
+        return Handler
+
+
+class DocSiteServer:
+    def __init__(self, site: DocSite) -> None:
+        self.site = site
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), site.handler())
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def __enter__(self) -> DocSiteServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
