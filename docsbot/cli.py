@@ -1,0 +1,131 @@
+"""``docsbot``: search the index and show its status. Crawling is ``scrapy crawl docs`` (see the README).
+
+Exit codes: 0 success, 1 nothing found / nothing indexed, 2 usage or configuration error (bad arguments,
+database unreachable, model not loadable).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import textwrap
+from typing import TYPE_CHECKING
+
+from scrapy.settings import Settings
+
+from docsbot import db
+from docsbot.embedding import EmbeddingModelError, load_embedder
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+__all__ = ["main"]
+
+
+def _settings() -> Settings:
+    settings = Settings()
+    settings.setmodule("docsbot.settings", priority="project")
+    return settings
+
+
+def _excerpt(text: str, width: int = 300) -> str:
+    return textwrap.shorten(" ".join(text.split()), width=width, placeholder=" …")
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    settings = _settings()
+    with db.connect(db.resolve_dsn(settings)) as conn:
+        db.migrate(conn)
+        versions = db.list_versions(conn, args.library, args.version)
+        if not versions:
+            print("nothing indexed matches; index a site with `scrapy crawl docs -a url=URL`", file=sys.stderr)
+            return 1
+        embedder = load_embedder(settings)
+        usable = [v for v in versions if v.embedding_model == embedder.name]
+        for v in versions:
+            if v not in usable and v.embedding_model:
+                print(
+                    f"skipping {v.library}@{v.name}: indexed with {v.embedding_model}, not {embedder.name}",
+                    file=sys.stderr,
+                )
+        if not usable:
+            return 1
+        vector = embedder.embed([args.query])[0]
+        hits = db.search(conn, args.query, vector, [v.id for v in usable], k=args.k)
+    if args.json:
+        for hit in hits:
+            print(
+                json.dumps(
+                    {
+                        "url": hit.url,
+                        "title": hit.title,
+                        "heading_path": hit.heading_path,
+                        "score": round(hit.score, 6),
+                        "content": hit.content,
+                    },
+                    ensure_ascii=False,
+                )
+            )
+    else:
+        for rank, hit in enumerate(hits, 1):
+            path = " > ".join(hit.heading_path[1:] if hit.heading_path[:1] == [hit.title] else hit.heading_path)
+            print(f"{rank}. {hit.title}" + (f" — {path}" if path else ""))
+            print(f"   {hit.url}  (score {hit.score:.4f})")
+            print(textwrap.indent(textwrap.fill(_excerpt(hit.content), 100), "   "))
+            print()
+    return 0 if hits else 1
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    settings = _settings()
+    with db.connect(db.resolve_dsn(settings)) as conn:
+        db.migrate(conn)
+        versions = db.status(conn)
+    if not versions:
+        print("nothing indexed yet; index a site with `scrapy crawl docs -a url=URL`")
+        return 1
+    for v in versions:
+        label = f"{v['library']}@{v['version']}" if v["version"] else v["library"]
+        print(f"{label}  {v['root_url']}")
+        print(f"  {v['pages']} pages, {v['chunks']} chunks, model {v['embedding_model']}")
+        for run in v["runs"]:
+            s = run["stats"]
+            took = f"{s.get('elapsed_seconds', 0):.1f} s" if run["finished_at"] else "running or interrupted"
+            print(
+                f"  {run['started_at']:%Y-%m-%d %H:%M} {run['mode']:<7}: {s.get('unchanged', 0)} unchanged, "
+                f"{s.get('modified', 0)} modified, {s.get('new', 0)} new, {s.get('deleted', 0)} deleted, "
+                f"{s.get('failed', 0)} failed, {s.get('chunks_embedded', 0)} chunks embedded in {took}"
+            )
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="docsbot", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    search = sub.add_parser("search", help="hybrid (vector + full-text) search of the indexed docs")
+    search.add_argument("query")
+    search.add_argument("--library", help="only this library")
+    search.add_argument("--version", help="only this version of it ('' for none)")
+    search.add_argument("-k", type=int, default=5, help="number of results (default 5)")
+    search.add_argument("--json", action="store_true", help="JSON lines: url, title, heading_path, score, content")
+    search.set_defaults(func=cmd_search)
+    status = sub.add_parser("status", help="libraries, versions, page and chunk counts, last runs")
+    status.set_defaults(func=cmd_status)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if getattr(args, "k", 1) < 1:
+        print("docsbot: -k must be at least 1", file=sys.stderr)
+        return 2
+    try:
+        return args.func(args)
+    except (db.DatabaseError, EmbeddingModelError) as exc:
+        print(f"docsbot: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

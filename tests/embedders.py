@@ -1,0 +1,37 @@
+"""A tiny deterministic embedder for tests that do not need the real model (selected with DOCSBOT_EMBEDDER)."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+import numpy as np
+
+DIM = 384
+_WORD = re.compile(r"\w+")
+
+
+class HashingEmbedder:
+    """Bag of hashed lower-cased words → 384 dims, L2-normalized: texts sharing words are near each other."""
+
+    name = "test/hashing-384"
+    dim = DIM
+    max_tokens = 256
+
+    @classmethod
+    def from_settings(cls, settings: object) -> HashingEmbedder:
+        return cls()
+
+    def tokenizer(self) -> None:
+        return None
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        out = np.zeros((len(texts), DIM), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in _WORD.findall(text.lower()):
+                out[row, int.from_bytes(hashlib.blake2b(word.encode(), digest_size=4).digest(), "little") % DIM] += 1
+            norm = np.linalg.norm(out[row])
+            out[row] = out[row] / norm if norm else out[row]
+            if not norm:
+                out[row, 0] = 1.0
+        return out

@@ -1,0 +1,225 @@
+"""End-to-end: `scrapy crawl docs` in a real process, a real HTTP server, a real PostgreSQL + pgvector.
+
+Uses the hashing test embedder (tests/embedders.py); tests/test_model.py runs the real model.
+"""
+
+from __future__ import annotations
+
+import json
+
+from tests.docsite import html_page
+
+DOC_PAGES = {"/docs/index.html", "/docs/guide.html", "/docs/api.html", "/docs/deep.html", "/docs/flaky.html"}
+
+
+def pages(db) -> dict[str, dict]:
+    rows = db.execute(
+        "SELECT url, id, depth, etag, last_modified, title, content_hash, updated_at FROM pages ORDER BY url"
+    ).fetchall()
+    keys = ["id", "depth", "etag", "last_modified", "title", "hash", "updated_at"]
+    return {"/" + r[0].split("/", 3)[3]: dict(zip(keys, r[1:], strict=True)) for r in rows}
+
+
+def chunks(db) -> dict[str, list[tuple[int, str]]]:
+    rows = db.execute(
+        "SELECT p.url, d.id, d.content FROM documents d JOIN pages p ON p.id = d.page_id ORDER BY p.url, d.sort_order"
+    ).fetchall()
+    out: dict[str, list[tuple[int, str]]] = {}
+    for url, doc_id, content in rows:
+        out.setdefault("/" + url.split("/", 3)[3], []).append((doc_id, content))
+    return out
+
+
+def last_run(db) -> dict:
+    mode, stats, finished = db.execute(
+        "SELECT mode, stats, finished_at FROM crawl_runs ORDER BY id DESC LIMIT 1"
+    ).fetchone()
+    assert finished is not None
+    return {"mode": mode, **stats}
+
+
+def index(crawl, docsite, **extra):
+    result = crawl(url=f"{docsite.url}/docs/index.html", library="testdocs", version="1.0", **extra)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result
+
+
+def refresh(crawl, **extra):
+    result = crawl(library="testdocs", version="1.0", mode="refresh", **extra)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result
+
+
+def test_full_index_stores_pages_chunks_validators_and_depths(crawl, docsite, db):
+    index(crawl, docsite)
+
+    stored = pages(db)
+    assert set(stored) == DOC_PAGES  # outside the path prefix and other hosts are not followed
+    assert {p: v["depth"] for p, v in stored.items()} == {
+        "/docs/index.html": 0,
+        "/docs/guide.html": 1,
+        "/docs/api.html": 1,
+        "/docs/deep.html": 2,
+        "/docs/flaky.html": 2,
+    }
+    for path, page in stored.items():
+        served = docsite.site.pages[path]
+        assert (page["etag"], page["last_modified"]) == (served.etag, served.last_modified)
+    assert stored["/docs/api.html"]["title"] == "API reference"
+
+    texts = {path: "\n".join(c for _, c in cs) for path, cs in chunks(db).items()}
+    assert set(texts) == DOC_PAGES
+    assert "Returns the task object." in texts["/docs/api.html"]
+    assert "```python3\nimport testdocs\ntestdocs.run()\n```" in texts["/docs/guide.html"]
+    assert "Built with a test generator" not in "".join(texts.values())  # footer chrome dropped
+    headings = db.execute(
+        "SELECT d.metadata->'heading_path' FROM documents d JOIN pages p ON p.id = d.page_id "
+        "WHERE p.url LIKE '%%/api.html'"
+    ).fetchall()
+    assert ["API reference"] in [h[0][:1] for h in headings]
+    assert db.execute("SELECT count(*) FROM documents WHERE vector_dims(embedding) <> 384").fetchone()[0] == 0
+
+    run = last_run(db)
+    assert run["mode"] == "full"
+    assert run["new"] == 5
+    assert run["chunks_embedded"] == sum(len(cs) for cs in chunks(db).values())
+    assert docsite.site.statuses()["/docs/index.html"] == [200]
+
+
+def test_unchanged_refresh_answers_304_everywhere_and_writes_nothing(crawl, docsite, db):
+    index(crawl, docsite)
+    before_pages, before_chunks = pages(db), chunks(db)
+    docsite.site.hits.clear()
+
+    refresh(crawl)
+
+    hits = [h for h in docsite.site.hits if h.path != "/robots.txt"]
+    assert sorted(h.path for h in hits) == sorted(DOC_PAGES)  # each page once, the root included
+    assert all(h.status == 304 for h in hits)
+    for h in hits:
+        assert h.if_none_match == docsite.site.pages[h.path].etag
+        assert h.if_modified_since == docsite.site.pages[h.path].last_modified
+    assert pages(db) == before_pages  # updated_at included: not one row was written
+    assert chunks(db) == before_chunks  # same chunk ids and texts
+    run = last_run(db)
+    assert (run["mode"], run["unchanged"], run.get("chunks_embedded", 0)) == ("refresh", 5, 0)
+
+
+def test_refresh_applies_modified_deleted_new_and_failed_pages(crawl, docsite, db):
+    site = docsite.site
+    index(crawl, docsite)
+    before_pages, before_chunks = pages(db), chunks(db)
+
+    site.put(  # modified, and now links to a new page
+        "/docs/api.html",
+        html_page(
+            "API reference",
+            "<h2>create_task</h2><p>Wrap a coroutine into a Task and schedule it.</p>",
+            ["index.html", "new.html"],
+        ),
+    )
+    site.put("/docs/new.html", html_page("New page", "<p>Added in this release.</p>"))
+    site.delete("/docs/deep.html")
+    site.failing["/docs/guide.html"] = 500
+    site.hits.clear()
+
+    refresh(crawl)
+
+    after_pages, after_chunks = pages(db), chunks(db)
+    assert set(after_pages) == DOC_PAGES - {"/docs/deep.html"} | {"/docs/new.html"}
+    # deleted: row and chunks gone
+    assert "/docs/deep.html" not in after_chunks
+    assert (
+        db.execute(
+            "SELECT count(*) FROM documents WHERE page_id = %s", (before_pages["/docs/deep.html"]["id"],)
+        ).fetchone()[0]
+        == 0
+    )
+    # modified: chunks replaced with the new text, page keeps its id and depth, validators updated
+    api_text = "\n".join(c for _, c in after_chunks["/docs/api.html"])
+    assert "Wrap a coroutine into a Task" in api_text and "Returns the task object." not in api_text
+    assert after_pages["/docs/api.html"]["id"] == before_pages["/docs/api.html"]["id"]
+    assert after_pages["/docs/api.html"]["depth"] == 1
+    assert after_pages["/docs/api.html"]["etag"] == site.pages["/docs/api.html"].etag
+    # new: parent's depth + 1
+    assert after_pages["/docs/new.html"]["depth"] == 2
+    assert "Added in this release." in "\n".join(c for _, c in after_chunks["/docs/new.html"])
+    # failed with 500 (after retries): exactly as it was
+    assert after_pages["/docs/guide.html"] == before_pages["/docs/guide.html"]
+    assert after_chunks["/docs/guide.html"] == before_chunks["/docs/guide.html"]
+    # unchanged: untouched
+    assert after_chunks["/docs/index.html"] == before_chunks["/docs/index.html"]
+    assert after_pages["/docs/flaky.html"] == before_pages["/docs/flaky.html"]
+    # the root once; the 500 page retried by Scrapy; its stored links still followed (deep → 404, flaky → 304)
+    statuses = site.statuses()
+    assert statuses["/docs/index.html"] == [304]
+    assert set(statuses["/docs/guide.html"]) == {500}
+    assert statuses["/docs/deep.html"] == [404]
+    assert statuses["/docs/flaky.html"] == [304]
+
+    run = last_run(db)
+    assert (run["modified"], run["new"], run["deleted"], run["failed"], run["unchanged"]) == (1, 1, 1, 1, 2)
+
+
+def test_page_reachable_only_through_an_unchanged_page_is_found(crawl, docsite, db):
+    site = docsite.site
+    site.failing["/docs/flaky.html"] = 503  # down during the index: not stored
+    index(crawl, docsite)
+    assert "/docs/flaky.html" not in pages(db)
+
+    del site.failing["/docs/flaky.html"]  # back up; guide.html, its only referrer, is unchanged (304)
+    refresh(crawl)
+
+    stored = pages(db)
+    assert stored["/docs/flaky.html"]["depth"] == stored["/docs/guide.html"]["depth"] + 1
+    assert site.statuses()["/docs/guide.html"][-1] == 304
+
+
+def test_stored_depth_is_kept_when_a_page_is_reached_by_a_shorter_path(crawl, docsite, db):
+    site = docsite.site
+    index(crawl, docsite)
+    assert pages(db)["/docs/deep.html"]["depth"] == 2
+    site.put(  # the root now links deep.html directly: parent depth + 1 would be 1
+        "/docs/index.html",
+        html_page("Welcome", "<p>Test Docs, now with a shortcut.</p>", ["guide.html", "api.html", "deep.html"]),
+    )
+    refresh(crawl)
+    assert pages(db)["/docs/deep.html"]["depth"] == 2
+
+
+def test_max_depth_limits_the_index_and_is_reused_by_refresh(crawl, docsite, db):
+    index(crawl, docsite, max_depth="1")
+    assert set(pages(db)) == {"/docs/index.html", "/docs/guide.html", "/docs/api.html"}
+    docsite.site.hits.clear()
+    refresh(crawl)
+    assert set(docsite.site.statuses()) == {"/docs/index.html", "/docs/guide.html", "/docs/api.html"}
+
+
+def test_refresh_of_an_unknown_library_fails_and_touches_nothing(crawl, docsite, db):
+    index(crawl, docsite)
+    before = pages(db), chunks(db)
+    result = crawl(library="nosuchlib", mode="refresh")
+    assert result.returncode != 0
+    assert "nothing to refresh" in result.stderr and "testdocs@1.0" in result.stderr
+    assert (pages(db), chunks(db)) == before
+    assert db.execute("SELECT count(*) FROM crawl_runs").fetchone()[0] == 1
+
+
+def test_bad_spider_arguments_fail_before_any_write(crawl, db):
+    for args in ({"url": "not a url"}, {"url": "ftp://example.org/"}, {"url": "http://x.test/", "max_depth": "two"}):
+        result = crawl(**args)
+        assert result.returncode != 0, args
+        assert "-a " in result.stderr, result.stderr[-2000:]
+    tables = db.execute("SELECT count(*) FROM pg_tables WHERE tablename = 'pages'").fetchone()[0]
+    assert tables == 0 or db.execute("SELECT count(*) FROM pages").fetchone()[0] == 0
+
+
+def test_run_is_recorded_with_counts(crawl, docsite, db):
+    index(crawl, docsite)
+    refresh(crawl)
+    runs = db.execute("SELECT mode, stats FROM crawl_runs ORDER BY id").fetchall()
+    assert [m for m, _ in runs] == ["full", "refresh"]
+    full, again = runs[0][1], runs[1][1]
+    assert full["responses_by_status"]["200"] >= 5 and full["bytes_downloaded"] > 0
+    assert again["responses_by_status"]["304"] == 5
+    assert json.dumps(again).count("password") == 0
