@@ -77,13 +77,23 @@ class Chunker:
         self._count: Callable[[list[str]], list[int]] = count
 
     def chunks(self, markdown: str) -> list[TextChunk]:
-        """Chunks of ``markdown`` in document order, each with the path of headings it sits under."""
+        """Chunks of ``markdown`` in document order, each with the path of headings it sits under.
+
+        No chunk spans a heading that is not a descendant of the heading it starts under, so its heading path
+        is true of all of its text: a section and its subsections share a chunk when they fit together,
+        sibling sections never do.
+        """
         text = self._split_long_code_blocks(markdown)
         headings = _headings(text)
+        pieces: list[tuple[int, str]] = []
+        for start, end in self._groups(text, headings):
+            group = text[start:end]
+            if group.strip():
+                pieces.extend((start + offset, chunk) for offset, chunk in self._splitter.chunk_indices(group))
         out: list[TextChunk] = []
         stack: list[tuple[int, str]] = []
         h = 0
-        for offset, content in self._splitter.chunk_indices(text):
+        for offset, content in pieces:
             while h < len(headings) and headings[h][0] <= offset:
                 _, level, title = headings[h]
                 while stack and stack[-1][0] >= level:
@@ -98,6 +108,27 @@ class Chunker:
             for i, c in enumerate(out)
             if i + 1 == len(out) or not all(_HEADING.match(line) for line in c.content.split("\n") if line)
         ]
+
+    def _groups(self, text: str, headings: list[tuple[int, int, str]]) -> list[tuple[int, int]]:
+        """(start, end) character spans: a section plus as many following subsections as fit the limit."""
+        # Text before the first heading is under no heading: nothing joins it (level 7 is below every heading).
+        bounds = [(0, 7)] + [(offset, level) for offset, level, _ in headings if offset > 0]
+        if headings and headings[0][0] == 0:
+            bounds[0] = (0, headings[0][1])
+        bounds.append((len(text), 0))
+        sizes = self._count([text[a:b] for (a, _), (b, _) in zip(bounds, bounds[1:])])
+        groups: list[tuple[int, int]] = []
+        i = 0
+        while i < len(bounds) - 1:
+            start, level = bounds[i]
+            size = sizes[i]
+            j = i + 1
+            while j < len(bounds) - 1 and bounds[j][1] > level and size + sizes[j] <= self.max_tokens:
+                size += sizes[j]
+                j += 1
+            groups.append((start, bounds[j][0]))
+            i = j
+        return groups
 
     def _split_long_code_blocks(self, markdown: str) -> str:
         lines = markdown.split("\n")

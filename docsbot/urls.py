@@ -10,13 +10,16 @@ from w3lib.url import canonicalize_url
 __all__ = ["Scope", "canonical_url", "InvalidURL"]
 
 
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
 class InvalidURL(ValueError):
     """Raised for a URL docsbot cannot crawl: not absolute http(s), or without a host."""
 
 
 def canonical_url(url: str, base: str | None = None) -> str:
     """Return the form under which a page is stored: absolute, fragment dropped, query sorted, default port and
-    percent-encoding normalized (``w3lib.url.canonicalize_url``), host lower-cased.
+    percent-encoding normalized (``w3lib.url.canonicalize_url``), host lower-cased, default port dropped.
 
     ``base`` resolves a relative ``url`` (RFC 3986 §5). Raises :class:`InvalidURL` for anything but an absolute
     http(s) URL with a host.
@@ -26,6 +29,12 @@ def canonical_url(url: str, base: str | None = None) -> str:
     parts = urlsplit(url.strip())
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise InvalidURL(f"not an absolute http(s) URL: {url!r}")
+    try:
+        port = parts.port
+    except ValueError as exc:
+        raise InvalidURL(f"bad port in {url!r}") from exc
+    if port == _DEFAULT_PORTS[parts.scheme]:  # w3lib keeps explicit default ports
+        parts = parts._replace(netloc=parts.netloc.rsplit(":", 1)[0])
     return canonicalize_url(urlunsplit(parts), keep_fragments=False)
 
 

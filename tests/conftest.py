@@ -79,7 +79,8 @@ def build_site() -> DocSite:
         html_page(
             "Guide",
             "<h2>Install</h2><p>Install the library with pip.</p>"
-            '<div class="highlight-python3"><div class="highlight"><pre>import testdocs\ntestdocs.run()</pre></div></div>'
+            '<div class="highlight-python3"><div class="highlight">'
+            "<pre>import testdocs\ntestdocs.run()</pre></div></div>"
             "<h2>Configure</h2><p>Configuration lives in a TOML file.</p>",
             ["index.html", "deep.html", "flaky.html"],
         ),

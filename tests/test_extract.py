@@ -1,0 +1,69 @@
+from __future__ import annotations
+
+import pytest
+
+from docsbot.extract import ExtractionError, content_hash, extract_page
+
+SPHINX = """<!DOCTYPE html><html><head><title>asyncio — Python 3.11 documentation</title>
+<link rel="canonical" href="https://docs.python.org/3/library/asyncio-task.html"></head><body>
+<div class="related" role="navigation"><a href="../genindex.html">index</a></div>
+<div class="sphinxsidebar"><a href="../contents.html">Contents</a></div>
+<div class="document"><div class="body" role="main">
+<section><h1>Coroutines and Tasks<a class="headerlink" href="#x">¶</a></h1>
+<p>This section outlines <a href="asyncio.html">asyncio</a> APIs.</p>
+<dl class="py function"><dt class="sig sig-object py" id="asyncio.create_task">
+<span class="sig-prename">asyncio.</span><span class="sig-name">create_task</span>(<em>coro</em>)</dt>
+<dd><p>Wrap the <em>coro</em> coroutine into a Task. Return the Task object.</p></dd></dl>
+<div class="highlight-python3 notranslate"><div class="highlight"><pre><span class="k">async</span> def main():
+    task = asyncio.create_task(nested())</pre></div></div>
+<table><thead><tr><th>Name</th><th>Meaning</th></tr></thead><tbody><tr><td>FIRST</td><td>first done</td></tr></tbody></table>
+</section></div></div>
+<div class="footer">© Copyright. <a href="https://github.com/x/edit">Edit this page</a></div>
+<footer>Last updated on Nov 22, 2026</footer></body></html>"""
+
+
+def test_sphinx_page_keeps_content_headings_code_and_tables():
+    page = extract_page(SPHINX, "http://h/3/library/asyncio-task.html")
+    assert page.title == "Coroutines and Tasks"
+    md = page.markdown
+    assert md.startswith("# Coroutines and Tasks\n")
+    assert "¶" not in md
+    assert "```python3\nasync def main():\n    task = asyncio.create_task(nested())\n```" in md
+    assert "| Name | Meaning |" in md and "| FIRST | first done |" in md
+    assert "Wrap the *coro* coroutine into a Task." in md
+    for chrome in ("Contents", "index", "Last updated"):
+        assert chrome not in md
+    assert page.canonical_url == "https://docs.python.org/3/library/asyncio-task.html"
+
+
+def test_links_come_from_the_whole_page_canonicalized():
+    page = extract_page(SPHINX, "http://h/3/library/asyncio-task.html")
+    assert page.links == [
+        "http://h/3/genindex.html",
+        "http://h/3/contents.html",
+        "http://h/3/library/asyncio.html",
+        "https://github.com/x/edit",
+    ]
+
+
+def test_hash_ignores_chrome_but_not_content():
+    a = extract_page(SPHINX, "http://h/a.html")
+    b = extract_page(SPHINX.replace("Nov 22, 2026", "Dec 1, 2026"), "http://h/a.html")
+    c = extract_page(SPHINX.replace("Return the Task object", "Return a Task"), "http://h/a.html")
+    assert content_hash(a.title, a.markdown) == content_hash(b.title, b.markdown)
+    assert content_hash(a.title, a.markdown) != content_hash(c.title, c.markdown)
+
+
+def test_mkdocs_material_article_is_the_main_content():
+    html = """<html><body><header class="md-header">Site</header><nav class="md-nav">Nav</nav>
+    <main><div class="md-content"><article class="md-content__inner md-typeset">
+    <a class="md-content__button" href="edit">Edit this page</a><h1>Usage</h1><p>Call it.</p>
+    <pre><code class="language-bash">pip install x</code></pre></article></div></main></body></html>"""
+    page = extract_page(html, "http://h/usage/")
+    assert page.markdown == "# Usage\n\nCall it.\n\n```bash\npip install x\n```"
+
+
+@pytest.mark.parametrize("body", ["", "   ", b""])
+def test_empty_documents_raise(body):
+    with pytest.raises(ExtractionError):
+        extract_page(body, "http://h/")

@@ -1,0 +1,36 @@
+from __future__ import annotations
+
+import pytest
+
+from docsbot.urls import InvalidURL, Scope, canonical_url
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("http://Docs.Example.org:80/a/b.html#frag", "http://docs.example.org/a/b.html"),
+        ("https://docs.example.org/a?b=2&a=1", "https://docs.example.org/a?a=1&b=2"),
+        ("https://docs.example.org/a%7eb", "https://docs.example.org/a~b"),
+    ],
+)
+def test_canonical_url(url, expected):
+    assert canonical_url(url) == expected
+
+
+def test_canonical_url_resolves_relative_links():
+    assert canonical_url("../x/y.html#top", "http://h/docs/a/b.html") == "http://h/docs/x/y.html"
+
+
+@pytest.mark.parametrize("url", ["not a url", "ftp://h/x", "mailto:a@b.c", "/relative/only"])
+def test_invalid_urls_raise(url):
+    with pytest.raises(InvalidURL):
+        canonical_url(url)
+
+
+def test_scope_is_host_and_directory_of_the_root():
+    scope = Scope.from_root("http://127.0.0.1:8311/3/index.html")
+    assert scope == Scope("127.0.0.1:8311", "/3/")
+    assert "http://127.0.0.1:8311/3/library/asyncio.html" in scope
+    assert "http://127.0.0.1:8311/2/index.html" not in scope
+    assert "http://127.0.0.1:9999/3/index.html" not in scope
+    assert "http://example.org/3/index.html" not in scope
