@@ -116,7 +116,7 @@ class Chunker:
         if headings and headings[0][0] == 0:
             bounds[0] = (0, headings[0][1])
         bounds.append((len(text), 0))
-        sizes = self._count([text[a:b] for (a, _), (b, _) in zip(bounds, bounds[1:])])
+        sizes = self._count([text[a:b] for (a, _), (b, _) in zip(bounds, bounds[1:], strict=False)])
         groups: list[tuple[int, int]] = []
         i = 0
         while i < len(bounds) - 1:

@@ -16,7 +16,8 @@ SPHINX = """<!DOCTYPE html><html><head><title>asyncio — Python 3.11 documentat
 <dd><p>Wrap the <em>coro</em> coroutine into a Task. Return the Task object.</p></dd></dl>
 <div class="highlight-python3 notranslate"><div class="highlight"><pre><span class="k">async</span> def main():
     task = asyncio.create_task(nested())</pre></div></div>
-<table><thead><tr><th>Name</th><th>Meaning</th></tr></thead><tbody><tr><td>FIRST</td><td>first done</td></tr></tbody></table>
+<table><thead><tr><th>Name</th><th>Meaning</th></tr></thead>
+<tbody><tr><td>FIRST</td><td>first done</td></tr></tbody></table>
 </section></div></div>
 <div class="footer">© Copyright. <a href="https://github.com/x/edit">Edit this page</a></div>
 <footer>Last updated on Nov 22, 2026</footer></body></html>"""

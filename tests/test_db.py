@@ -1,0 +1,131 @@
+"""The database layer against a real PostgreSQL + pgvector."""
+
+from __future__ import annotations
+
+import asyncio
+
+import numpy as np
+import psycopg
+import pytest
+
+from docsbot import db
+from docsbot.items import Chunk, PageItem
+from tests.embedders import HashingEmbedder
+
+
+@pytest.fixture
+def conn(database_url):
+    with db.connect(database_url, autocommit=True) as conn:
+        db.migrate(conn)
+        yield conn
+
+
+def make_version(conn, library="lib", version="1"):
+    row = db.upsert_version(conn, library, version, "http://h/docs/", {"max_depth": None})
+    db.bind_model(conn, row, HashingEmbedder.name, HashingEmbedder.dim)
+    return db.find_version(conn, library, version)
+
+
+def page_item(version_id, texts, etag='"v1"', page_id=None):
+    vectors = HashingEmbedder().embed(texts)
+    return PageItem(
+        version_id=version_id,
+        url="http://h/docs/a.html",
+        title="A",
+        markdown="\n\n".join(texts),
+        content_hash="h-" + etag,
+        depth=1,
+        links=["http://h/docs/b.html"],
+        etag=etag,
+        page_id=page_id,
+        chunks=[Chunk(t, ["A"], t, v) for t, v in zip(texts, vectors, strict=True)],
+    )
+
+
+def save(database_url, item):
+    async def go():
+        store = db.PageStore(database_url, 1)
+        await store.open()
+        try:
+            return await store.save_page(item)
+        finally:
+            await store.close()
+
+    return asyncio.run(go())
+
+
+def test_migrations_are_recorded_and_idempotent(conn):
+    assert db.migrate(conn) == []
+    assert [r[0] for r in conn.execute("SELECT version FROM schema_migrations")] == ["0001"]
+    indexes = {r[0] for r in conn.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'documents'")}
+    assert {"documents_content_fts_idx", "documents_page_id_idx"} <= indexes
+
+
+def test_vector_index_is_hnsw_per_dimension_and_used_by_search(conn):
+    version = make_version(conn)
+    definition = conn.execute(
+        "SELECT indexdef FROM pg_indexes WHERE indexname = 'documents_embedding_384_hnsw_idx'"
+    ).fetchone()[0]
+    assert "hnsw" in definition and "vector_cosine_ops" in definition
+    assert version.embedding_model == HashingEmbedder.name and version.embedding_dim == 384
+
+
+def test_a_page_is_written_in_one_transaction(conn, database_url):
+    version = make_version(conn)
+    page_id = save(database_url, page_item(version.id, ["first chunk", "second chunk"]))
+    before = conn.execute("SELECT id, content FROM documents ORDER BY id").fetchall()
+
+    broken = page_item(version.id, ["replacement"], etag='"v2"', page_id=page_id)
+    broken.chunks[0].embedding = None  # COPY fails after the page row was updated and old chunks deleted
+    with pytest.raises(psycopg.Error):
+        save(database_url, broken)
+
+    assert conn.execute("SELECT id, content FROM documents ORDER BY id").fetchall() == before
+    assert conn.execute("SELECT etag FROM pages WHERE id = %s", (page_id,)).fetchone()[0] == '"v1"'
+
+
+def test_unchanged_content_writes_validators_only(conn, database_url):
+    version = make_version(conn)
+    page_id = save(database_url, page_item(version.id, ["first chunk"]))
+    before = conn.execute("SELECT id FROM documents").fetchall()
+    same = page_item(version.id, ["first chunk"], etag='"v2"', page_id=page_id)
+    same.changed = False
+    save(database_url, same)
+    assert conn.execute("SELECT id FROM documents").fetchall() == before
+    assert conn.execute("SELECT etag FROM pages").fetchone()[0] == '"v2"'
+
+
+def test_vectors_of_two_models_are_never_mixed(conn):
+    version = make_version(conn)
+    with pytest.raises(db.DatabaseError, match="indexed with the embedding model"):
+        db.bind_model(conn, version, "another/model", 768)
+
+
+def test_hybrid_search_fuses_vector_and_full_text_ranks(conn, database_url):
+    version = make_version(conn)
+    other = make_version(conn, "other", "")
+    save(database_url, page_item(version.id, ["asyncio create_task schedules a coroutine", "json encodes data"]))
+    item = page_item(other.id, ["asyncio create_task in another library"])
+    save(database_url, item)
+    query = "create_task coroutine"
+    vector = HashingEmbedder().embed([query])[0]
+    hits = db.search(conn, query, vector, [version.id], k=5)
+    assert hits[0].content == "asyncio create_task schedules a coroutine"
+    assert all("another library" not in h.content for h in hits)  # version filter
+    assert hits[0].score == pytest.approx(2 / 61)  # first in both rankings: 1/(60+1) twice
+    assert hits[0].heading_path == ["A"] and hits[0].url == "http://h/docs/a.html"
+
+
+def test_redact_dsn_hides_passwords():
+    assert db.redact_dsn("postgresql://u:s3cret@h:5432/d") == "postgresql://u:***@h:5432/d"
+    assert "s3cret" not in db.redact_dsn("host=h password=s3cret dbname=d")
+
+
+def test_unreachable_server_is_a_clear_error():
+    with pytest.raises(db.DatabaseError, match=r"cannot connect to postgresql://u:\*\*\*@127.0.0.1:1/d"):
+        db.connect("postgresql://u:pw@127.0.0.1:1/d", connect_timeout=2)
+
+
+def test_search_vector_dimension_comes_from_the_query(conn):
+    make_version(conn)
+    assert db.search(conn, "x", np.ones(384, dtype=np.float32) / np.sqrt(384), [], k=3) == []

@@ -1,0 +1,88 @@
+"""The real embedding model (all-MiniLM-L6-v2, ONNX, provisioned by `make model`) end to end."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scrapy.settings import Settings
+
+from docsbot.chunking import Chunker
+from docsbot.embedding import DEFAULT_MODEL, FastEmbedEmbedder, load_embedder
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.model
+
+
+@pytest.fixture(scope="module")
+def embedder():
+    settings = Settings()
+    settings.setmodule("docsbot.settings")
+    model = load_embedder(settings)
+    if model.model_path is None:
+        pytest.fail(f"the default model is not provisioned in {settings['DOCSBOT_MODELS_DIR']}: run `make model`")
+    return model
+
+
+def test_vectors_match_sentence_transformers(embedder):
+    reference = json.loads((Path(embedder.model_path) / "reference.json").read_text())
+    got = embedder.embed(reference["sentences"])
+    assert got.shape == (len(reference["sentences"]), 384) and got.dtype == np.float32
+    cosine = (got * np.asarray(reference["vectors"])).sum(axis=1)
+    assert cosine.min() > 0.9999
+
+
+def test_token_limit_is_the_trained_256(embedder):
+    assert embedder.name == DEFAULT_MODEL and embedder.dim == 384
+    assert embedder.max_tokens == 256
+    tokenizer = embedder.tokenizer()
+    text = "\n\n".join(f"## Section {i}\n\n" + "asyncio event loop coroutine " * 40 for i in range(10))
+    chunks = Chunker(224, tokenizer).chunks(text)
+    tokenizer.no_truncation()
+    assert max(len(tokenizer.encode(c.content, add_special_tokens=False).ids) for c in chunks) <= 224
+
+
+def test_missing_model_directory_is_a_clear_error(tmp_path):
+    from docsbot.embedding import EmbeddingModelError
+
+    with pytest.raises(EmbeddingModelError, match="make model"):
+        FastEmbedEmbedder(DEFAULT_MODEL, tmp_path)
+
+
+def test_index_then_search_with_the_real_model(crawl, docsite, database_url, db):
+    result = crawl(
+        url=f"{docsite.url}/docs/index.html", library="testdocs", embedder="docsbot.embedding.FastEmbedEmbedder"
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert db.execute("SELECT DISTINCT embedding_model FROM versions").fetchone()[0] == DEFAULT_MODEL
+
+    env = {**os.environ, "DATABASE_URL": database_url, "PYTHONPATH": str(ROOT)}
+    search = subprocess.run(
+        [sys.executable, "-m", "docsbot.cli", "search", "how do I schedule a coroutine?", "--json", "-k", "3"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert search.returncode == 0, search.stderr
+    hits = [json.loads(line) for line in search.stdout.splitlines()]
+    assert len(hits) == 3
+    assert hits[0]["url"].endswith("/docs/api.html")
+    assert "Schedule a coroutine" in hits[0]["content"]
+    assert set(hits[0]) == {"url", "title", "heading_path", "score", "content"}
+
+    human = subprocess.run(
+        [sys.executable, "-m", "docsbot.cli", "search", "install with pip", "--library", "testdocs"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert human.returncode == 0, human.stderr
+    assert human.stdout.startswith("1. Guide")
+    assert "/docs/guide.html" in human.stdout.splitlines()[1]
