@@ -24,6 +24,7 @@ from psycopg_pool import AsyncConnectionPool
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
+    from datetime import datetime
 
     import numpy as np
     from scrapy.settings import BaseSettings
@@ -221,6 +222,27 @@ def bind_model(conn: psycopg.Connection, version: VersionRow, model: str, dim: i
         )
 
 
+_INSERT_PAGE = """
+    INSERT INTO pages (version_id, url, depth, canonical_url, title, etag, last_modified, content_type,
+                       content_hash, links)
+    VALUES (%(version_id)s, %(url)s, %(depth)s, %(canonical_url)s, %(title)s, %(etag)s, %(last_modified)s,
+            %(content_type)s, %(content_hash)s, %(links)s)
+    ON CONFLICT (version_id, url) DO UPDATE SET
+        canonical_url = EXCLUDED.canonical_url, title = EXCLUDED.title, etag = EXCLUDED.etag,
+        last_modified = EXCLUDED.last_modified, content_type = EXCLUDED.content_type,
+        content_hash = EXCLUDED.content_hash, links = EXCLUDED.links
+    RETURNING id
+"""
+# A stored page keeps its depth; its URL changes only when it moved (redirect).
+_UPDATE_PAGE = """
+    UPDATE pages SET url = %(url)s, canonical_url = %(canonical_url)s, title = %(title)s, etag = %(etag)s,
+        last_modified = %(last_modified)s, content_type = %(content_type)s, content_hash = %(content_hash)s,
+        links = %(links)s
+    WHERE id = %(page_id)s
+    RETURNING id
+"""
+
+
 @dataclass(frozen=True)
 class StoredPage:
     """What a refresh needs to know of a stored page before fetching it."""
@@ -232,6 +254,7 @@ class StoredPage:
     content_hash: str | None
     depth: int
     links: tuple[str, ...]
+    last_checked_at: datetime | None = None
 
 
 class PageStore:
@@ -256,66 +279,75 @@ class PageStore:
         """Every stored page of the version, keyed by URL (a few hundred bytes each)."""
         async with self._pool.connection() as conn, conn.cursor() as cur:
             await cur.execute(
-                "SELECT id, url, etag, last_modified, content_hash, depth, links FROM pages "
+                "SELECT id, url, etag, last_modified, content_hash, depth, links, last_checked_at FROM pages "
                 "WHERE version_id = %s ORDER BY depth, id",
                 (version_id,),
             )
-            return {row[1]: StoredPage(*row[:6], tuple(row[6])) async for row in cur}
+            return {row[1]: StoredPage(*row[:6], tuple(row[6]), row[7]) async for row in cur}
+
+    async def chunk_embeddings(self, page_id: int) -> dict[str, np.ndarray]:
+        """The stored chunk vectors of a page by ``embed_hash``, for reuse when the page changed elsewhere."""
+        async with self._pool.connection() as conn:
+            cur = await conn.execute(
+                "SELECT embed_hash, embedding FROM documents WHERE page_id = %s AND embed_hash IS NOT NULL",
+                (page_id,),
+            )
+            return {key: vector for key, vector in await cur.fetchall()}
 
     async def save_page(self, item: PageItem) -> int:
         """Upsert the page and, if its content changed, replace its chunks (COPY BINARY). One transaction.
 
         A stored page keeps its stored depth. Returns the page id.
         """
+        values = {
+            "version_id": item.version_id,
+            "url": item.url,
+            "canonical_url": item.canonical_url,
+            "title": item.title,
+            "etag": item.etag,
+            "last_modified": item.last_modified,
+            "content_type": item.content_type,
+            "content_hash": item.content_hash,
+            "depth": item.depth,
+            "links": item.links,
+            "page_id": item.page_id,
+        }
         async with self._pool.connection() as conn, conn.transaction():
-            cur = await conn.execute(
-                """
-                INSERT INTO pages (version_id, url, canonical_url, title, etag, last_modified, content_type,
-                                   content_hash, depth, links)
-                VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
-                ON CONFLICT (version_id, url) DO UPDATE SET
-                    canonical_url = EXCLUDED.canonical_url, title = EXCLUDED.title, etag = EXCLUDED.etag,
-                    last_modified = EXCLUDED.last_modified, content_type = EXCLUDED.content_type,
-                    content_hash = EXCLUDED.content_hash, links = EXCLUDED.links
-                RETURNING id
-                """,
-                (
-                    item.version_id,
-                    item.url,
-                    item.canonical_url,
-                    item.title,
-                    item.etag,
-                    item.last_modified,
-                    item.content_type,
-                    item.content_hash,
-                    item.depth,
-                    item.links,
-                ),
-            )
+            if item.page_id is not None:  # a stored page, possibly moving to a new URL after a redirect
+                cur = await conn.execute(_UPDATE_PAGE, values)
+            else:
+                cur = await conn.execute(_INSERT_PAGE, values)
             (page_id,) = await cur.fetchone()
             if item.changed:
                 await conn.execute("DELETE FROM documents WHERE page_id = %s", (page_id,))
                 async with conn.cursor().copy(
-                    "COPY documents (page_id, content, metadata, sort_order, embedding) FROM STDIN (FORMAT BINARY)"
+                    "COPY documents (page_id, content, metadata, sort_order, embedding, embed_hash) "
+                    "FROM STDIN (FORMAT BINARY)"
                 ) as copy:
-                    copy.set_types(["bigint", "text", "jsonb", "integer", "vector"])
+                    copy.set_types(["bigint", "text", "jsonb", "integer", "vector", "text"])
                     for order, chunk in enumerate(item.chunks):
+                        metadata = Jsonb({"heading_path": chunk.heading_path})
                         await copy.write_row(
-                            (
-                                page_id,
-                                chunk.content,
-                                Jsonb({"heading_path": chunk.heading_path}),
-                                order,
-                                chunk.embedding,
-                            )
+                            (page_id, chunk.content, metadata, order, chunk.embedding, chunk.embed_hash or None)
                         )
             return page_id
 
-    async def delete_page(self, page_id: int) -> bool:
-        """Delete a page; its chunks go by ``ON DELETE CASCADE``. Returns whether a row was deleted."""
+    async def delete_pages(self, page_ids: list[int]) -> int:
+        """Delete pages in one transaction; their chunks go by ``ON DELETE CASCADE``. Returns rows deleted."""
+        if not page_ids:
+            return 0
+        async with self._pool.connection() as conn, conn.transaction():
+            cur = await conn.execute("DELETE FROM pages WHERE id = ANY(%s)", (page_ids,))
+            return cur.rowcount
+
+    async def mark_checked(self, run_id: int, page_ids: list[int]) -> None:
+        """Record that ``page_ids`` answered 200/304 in run ``run_id`` (one statement, at the end of a run)."""
+        if not page_ids:
+            return
         async with self._pool.connection() as conn:
-            cur = await conn.execute("DELETE FROM pages WHERE id = %s", (page_id,))
-            return cur.rowcount == 1
+            await conn.execute(
+                "UPDATE pages SET last_seen_run = %s, last_checked_at = now() WHERE id = ANY(%s)", (run_id, page_ids)
+            )
 
     async def start_run(self, version_id: int, mode: str) -> int:
         async with self._pool.connection() as conn:
@@ -398,6 +430,20 @@ def search(
             },
         ).fetchall()
     return [SearchHit(url, title, list(path), float(score), content) for url, title, path, score, content in rows]
+
+
+def delete_version(conn: psycopg.Connection, library: str, version: str | None) -> list[tuple[str, int]]:
+    """Delete a version (``version=None``: every version and the library itself) with its pages, chunks and
+    runs, in one transaction. Returns ``(label, pages deleted)`` per version; empty if nothing matched."""
+    deleted = []
+    with conn.transaction():
+        for row in list_versions(conn, library, version):
+            (pages,) = conn.execute("SELECT count(*) FROM pages WHERE version_id = %s", (row.id,)).fetchone()
+            conn.execute("DELETE FROM versions WHERE id = %s", (row.id,))
+            deleted.append((f"{row.library}@{row.name}" if row.name else row.library, pages))
+        if version is None:
+            conn.execute("DELETE FROM libraries WHERE name = %s", (library,))
+    return deleted
 
 
 def status(conn: psycopg.Connection) -> list[dict[str, Any]]:

@@ -14,13 +14,17 @@ __all__ = ["IndexContext"]
 
 @dataclass
 class IndexContext:
-    """The version being crawled, its store and embedder, and (after ``start``) its stored pages by URL."""
+    """The version being crawled, its store and embedder, its stored pages by URL (loaded in ``start``), and
+    what the run learned: pages that answered 200/304 (``checked``), pages found gone (``gone``: id → reason),
+    deleted only at the end of a completed run."""
 
     version: VersionRow
     mode: str
     store: PageStore
     embedder: Embedder
     stored: dict[str, StoredPage] = field(default_factory=dict)
+    checked: set[int] = field(default_factory=set)
+    gone: dict[int, str] = field(default_factory=dict)
 
     @property
     def refresh(self) -> bool:

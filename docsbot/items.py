@@ -16,6 +16,7 @@ class Chunk:
     content: str
     heading_path: list[str]
     embed_text: str
+    embed_hash: str = ""  # sha256 hex of (model, NUL, embed_text): equal keys give equal vectors
     embedding: Any = None
 
 
@@ -23,9 +24,10 @@ class Chunk:
 class PageItem:
     """A page fetched with 200 and extracted.
 
-    ``page_id`` is the stored page's id (``None`` for a page new to the index); ``stored_hash`` its stored
-    ``content_hash``. ``changed`` is set by the chunk pipeline: ``False`` means the extracted content hashes the
-    same as what is stored, so only the validators are written.
+    ``page_id`` is the stored page's id (``None`` for a page new to the index; for a stored page that now
+    redirects, the id of the row that moves to ``url``); ``stored_hash`` its stored ``content_hash``.
+    ``changed`` is set by the chunk pipeline: ``False`` means the extracted content hashes the same as what is
+    stored, so only the validators are written.
     """
 
     version_id: int

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from scrapy.http import Response
     from scrapy.statscollectors import StatsCollector
 
-__all__ = ["ConditionalRequestMiddleware", "NotModified", "VALIDATORS_META_KEY"]
+__all__ = ["ConditionalRequestMiddleware", "NotModified", "OutOfScope", "ScopeMiddleware", "VALIDATORS_META_KEY"]
 
 VALIDATORS_META_KEY = "docsbot_validators"
 _CONDITIONAL_HEADERS = (b"If-None-Match", b"If-Modified-Since")
@@ -71,3 +71,39 @@ class ConditionalRequestMiddleware:
             self.stats.inc_value("docsbot/unchanged/304")
             raise NotModified(response)
         return response
+
+
+class OutOfScope(IgnoreRequest):
+    """A request, typically a redirect hop, left the crawl's scope (host and path prefix)."""
+
+
+class ScopeMiddleware:
+    """Downloader middleware that keeps every download inside the spider's ``scope`` (``url in spider.scope``),
+    redirect hops included.
+
+    The docs spider deduplicates requests itself and sends them with ``dont_filter=True`` so that a redirect to
+    an already-crawled URL still reaches it (Scrapy's duplicate filter would drop it silently); that also
+    switches off Scrapy's ``OffsiteMiddleware``, whose job this middleware takes over, with the path prefix
+    included. Raises :class:`OutOfScope`; stats ``docsbot/skipped/out_of_scope``.
+    """
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> ScopeMiddleware:
+        return cls(crawler)
+
+    def process_request(self, request: Request, spider: object = None) -> None:
+        scope = getattr(self.crawler.spider, "scope", None)
+        if scope is None or request.url in scope or request.url.endswith("/robots.txt"):
+            return
+        from docsbot.urls import InvalidURL, canonical_url
+
+        try:
+            inside = canonical_url(request.url) in scope
+        except InvalidURL:
+            inside = False
+        if not inside:
+            self.crawler.stats.inc_value("docsbot/skipped/out_of_scope")
+            raise OutOfScope(f"out of scope: {request.url}")

@@ -7,6 +7,7 @@ spider builds; a 304 never reaches them (see :mod:`docsbot.middlewares`).
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
@@ -67,10 +68,12 @@ class ChunkPipeline:
             item.changed = False
             return item
         context_chars = self.context_tokens * 4
-        item.chunks = [
-            Chunk(c.content, list(c.heading_path), embed_text(item.title, c.heading_path, c.content, context_chars))
-            for c in self.chunker().chunks(item.markdown)
-        ]
+        model = _index(self.crawler).embedder.name
+        item.chunks = []
+        for c in self.chunker().chunks(item.markdown):
+            text = embed_text(item.title, c.heading_path, c.content, context_chars)
+            key = hashlib.sha256(f"{model}\0{text}".encode()).hexdigest()
+            item.chunks.append(Chunk(c.content, list(c.heading_path), text, key))
         return item
 
 
@@ -127,8 +130,11 @@ class EmbeddingBatcher:
 class EmbedPipeline:
     """Embed the chunks of changed pages (batched across pages, off the reactor thread).
 
-    Stats: ``docsbot/chunks_embedded``. If the model cannot be loaded the crawl is closed with reason
-    ``embedding_model_error`` and no page is written.
+    A chunk whose embedded text is identical to one the page already has in the index (same ``embed_hash``:
+    model + text) keeps the stored vector instead: a one-paragraph edit on a long page embeds about one chunk.
+
+    Stats: ``docsbot/chunks_embedded``, ``docsbot/chunks_reused``. If the model cannot be loaded the crawl is
+    closed with reason ``embedding_model_error`` and no page is written.
     """
 
     def __init__(self, crawler: Crawler) -> None:
@@ -144,19 +150,28 @@ class EmbedPipeline:
     async def process_item(self, item: PageItem | PageGone, spider: object = None) -> PageItem | PageGone:
         if not isinstance(item, PageItem) or not item.changed or not item.chunks:
             return item
+        index = _index(self.crawler)
+        if item.page_id is not None:
+            stored = await index.store.chunk_embeddings(item.page_id)
+            for chunk in item.chunks:
+                chunk.embedding = stored.get(chunk.embed_hash)
+        todo = [c for c in item.chunks if c.embedding is None]
+        self.crawler.stats.inc_value("docsbot/chunks_reused", len(item.chunks) - len(todo))
+        if not todo:
+            return item
         if self._batcher is None:
-            self._batcher = EmbeddingBatcher(_index(self.crawler).embedder, self.max_texts)
+            self._batcher = EmbeddingBatcher(index.embedder, self.max_texts)
         try:
-            vectors = await self._batcher.embed([c.embed_text for c in item.chunks])
+            vectors = await self._batcher.embed([c.embed_text for c in todo])
         except EmbeddingModelError as exc:
             if not self._failed:
                 self._failed = True
                 logger.error("%s", exc)
                 await self.crawler.engine.close_spider_async(reason="embedding_model_error")
             raise DropItem(f"not stored, no embedding model: {item.url}") from exc
-        for chunk, vector in zip(item.chunks, vectors, strict=True):
+        for chunk, vector in zip(todo, vectors, strict=True):
             chunk.embedding = vector
-        self.crawler.stats.inc_value("docsbot/chunks_embedded", len(item.chunks))
+        self.crawler.stats.inc_value("docsbot/chunks_embedded", len(todo))
         return item
 
     def close_spider(self, spider: object = None) -> None:
@@ -167,8 +182,11 @@ class EmbedPipeline:
 class StorePipeline:
     """Write pages to PostgreSQL, one transaction per page (see :meth:`docsbot.db.PageStore.save_page`).
 
+    Gone pages (:class:`PageGone`) are not deleted here but collected: the spider deletes them at the end of a
+    run that completed, within the mass-deletion guard (see ``DocsSpider.closed``).
+
     Stats: ``docsbot/new``, ``docsbot/modified``, ``docsbot/unchanged`` (+ ``/same_content``: a 200 whose
-    content is what is stored), ``docsbot/deleted``, ``docsbot/chunks_written``.
+    content is what is stored), ``docsbot/gone``, ``docsbot/chunks_written``.
     """
 
     def __init__(self, crawler: Crawler) -> None:
@@ -181,12 +199,14 @@ class StorePipeline:
     async def process_item(self, item: PageItem | PageGone, spider: object = None) -> PageItem | PageGone:
         stats = self.crawler.stats
         store = _index(self.crawler).store
+        index = _index(self.crawler)
         if isinstance(item, PageGone):
-            if await store.delete_page(item.page_id):
-                stats.inc_value("docsbot/deleted")
-                logger.info("deleted %s (%s)", item.url, item.status)
+            if item.page_id not in index.gone:
+                index.gone[item.page_id] = f"{item.url} ({item.status})"
+                stats.inc_value("docsbot/gone")
             return item
-        await store.save_page(item)
+        page_id = await store.save_page(item)
+        index.checked.add(page_id)
         if item.page_id is None:
             stats.inc_value("docsbot/new")
         elif item.changed:

@@ -45,14 +45,31 @@ USER_AGENT = "docsbot/0.1 (documentation indexer; +https://pypi.org/project/scra
 ROBOTSTXT_OBEY = True
 CONCURRENT_REQUESTS = 16
 CONCURRENT_REQUESTS_PER_DOMAIN = 8
+# AutoThrottle backs off when a server slows down. It starts at no delay: it never lowers its delay on non-200
+# answers, so a start delay would hold an all-304 refresh at that pace for the whole run.
+AUTOTHROTTLE_ENABLED = True
+AUTOTHROTTLE_START_DELAY = 0
+AUTOTHROTTLE_MAX_DELAY = 10
+AUTOTHROTTLE_TARGET_CONCURRENCY = 8
 DOWNLOAD_TIMEOUT = 30
 RETRY_TIMES = 2
+# Pages larger than this are not downloaded (counted as failed; a stored copy is kept).
+DOWNLOAD_MAXSIZE = int(os.environ.get("DOCSBOT_MAX_PAGE_BYTES", str(10 * 1024 * 1024)))
+DOWNLOAD_WARNSIZE = 0
+
+# --- Refresh safety -----------------------------------------------------------------------------------------
+# A run deletes (404/410 pages, pruned orphans) only when it completed and the root answered 200/304, and
+# never more than this share of the version's pages unless given -a allow_mass_delete=1.
+DOCSBOT_MASS_DELETE_SHARE = float(os.environ.get("DOCSBOT_MASS_DELETE_SHARE", "0.25"))
 # Pages that are gone must reach the spider so they can be deleted; everything else non-2xx is a failure.
 HTTPERROR_ALLOWED_CODES = [404, 410]
 # The spider keeps each page's depth itself (stored pages keep their stored depth; see spiders/docs.py), so
 # Scrapy's DepthMiddleware, which would overwrite it with parent + 1, is off.
 SPIDER_MIDDLEWARES = {"scrapy.spidermiddlewares.depth.DepthMiddleware": None}
-DOWNLOADER_MIDDLEWARES = {"docsbot.middlewares.ConditionalRequestMiddleware": 580}
+DOWNLOADER_MIDDLEWARES = {
+    "docsbot.middlewares.ScopeMiddleware": 560,
+    "docsbot.middlewares.ConditionalRequestMiddleware": 580,
+}
 ITEM_PIPELINES = {
     "docsbot.pipelines.ChunkPipeline": 300,
     "docsbot.pipelines.EmbedPipeline": 400,

@@ -9,32 +9,41 @@ rules of the README's "Refresh" section live here and in those two modules.
 from __future__ import annotations
 
 import logging
+import re
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import scrapy
+from scrapy.exceptions import CloseSpider
 from scrapy.http import HtmlResponse
+from scrapy.utils.sitemap import Sitemap
 
 from docsbot import db
 from docsbot.embedding import load_embedder
 from docsbot.extract import ExtractionError, content_hash, extract_page
 from docsbot.index import IndexContext
 from docsbot.items import PageGone, PageItem
-from docsbot.middlewares import VALIDATORS_META_KEY, NotModified
+from docsbot.middlewares import VALIDATORS_META_KEY, NotModified, OutOfScope
 from docsbot.urls import InvalidURL, Scope, canonical_url
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Iterator
+    from collections.abc import AsyncIterator, Iterable, Iterator
 
     from scrapy.crawler import Crawler
     from twisted.python.failure import Failure
 
+    from docsbot.db import StoredPage
+
 logger = logging.getLogger(__name__)
 
 MODES = ("full", "refresh")
+PRUNE = ("none", "orphans")
 GONE = (404, 410)
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
+_DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 
 class SpiderArgumentError(ValueError):
@@ -53,6 +62,22 @@ def _optional_int(name: str, value: Any, minimum: int) -> int | None:
     return number
 
 
+def _duration(name: str, value: Any) -> timedelta | None:
+    if value in (None, "", "0"):
+        return None
+    m = _DURATION.match(str(value).lower())
+    if not m:
+        raise SpiderArgumentError(f"-a {name} must be a duration like 45s, 30m, 12h, 7d or 2w; got {value!r}")
+    return timedelta(seconds=float(m.group(1)) * _DURATION_UNITS[m.group(2)])
+
+
+def _flag(name: str, value: Any) -> bool:
+    text = str(value or "0").strip().lower()
+    if text not in ("0", "1", "true", "false", "yes", "no"):
+        raise SpiderArgumentError(f"-a {name} must be 1 or 0, got {value!r}")
+    return text in ("1", "true", "yes")
+
+
 @dataclass(frozen=True)
 class CrawlArguments:
     """The docs spider's arguments (``-a name=value``), validated.
@@ -61,7 +86,13 @@ class CrawlArguments:
     - ``library``: library name; defaults to the root URL's host. ``version``: version string, default ``''``.
     - ``mode``: ``full`` (default with ``url``) fetches every page without validators; ``refresh`` revalidates.
     - ``max_depth``: link hops from the root (root = 0); ``max_pages``: pages requested at most. A refresh
-      reuses the values stored by the index unless given again.
+      reuses the values stored by the index unless given again (so does ``prune``).
+    - ``prune``: ``orphans`` deletes stored pages no longer linked from the root (within scope and depth) at the
+      end of a completed run; ``none`` (default) only reports them.
+    - ``allow_mass_delete``: ``1`` lifts the mass-deletion guard (``DOCSBOT_MASS_DELETE_SHARE``) for this run.
+    - ``min_recheck``: a duration (``45s``, ``30m``, ``12h``, ``7d``, ``2w``); stored pages revalidated more
+      recently are not requested (their stored links are followed).
+    - ``sitemap``: URL of a sitemap (or sitemap index) whose in-scope URLs are added as seeds.
     """
 
     url: str | None
@@ -70,6 +101,10 @@ class CrawlArguments:
     mode: str
     max_depth: int | None
     max_pages: int | None
+    prune: str | None = None
+    allow_mass_delete: bool = False
+    min_recheck: timedelta | None = None
+    sitemap: str | None = None
 
     @classmethod
     def parse(
@@ -80,6 +115,10 @@ class CrawlArguments:
         mode: str | None = None,
         max_depth: Any = None,
         max_pages: Any = None,
+        prune: str | None = None,
+        allow_mass_delete: Any = None,
+        min_recheck: Any = None,
+        sitemap: str | None = None,
     ) -> CrawlArguments:
         mode = (mode or ("full" if url else "refresh")).strip().lower()
         if mode not in MODES:
@@ -95,6 +134,13 @@ class CrawlArguments:
             if not url:
                 raise SpiderArgumentError("a refresh needs -a library=NAME (and -a version=VER if it has one)")
             library = urlsplit(url).hostname or ""
+        if prune is not None and prune not in PRUNE:
+            raise SpiderArgumentError(f"-a prune must be one of {', '.join(PRUNE)}, got {prune!r}")
+        if sitemap:
+            try:
+                sitemap = canonical_url(sitemap)
+            except InvalidURL as exc:
+                raise SpiderArgumentError(f"-a sitemap: {exc}") from None
         return cls(
             url=url,
             library=library.strip(),
@@ -102,6 +148,10 @@ class CrawlArguments:
             mode=mode,
             max_depth=_optional_int("max_depth", max_depth, 0),
             max_pages=_optional_int("max_pages", max_pages, 1),
+            prune=prune,
+            allow_mass_delete=_flag("allow_mass_delete", allow_mass_delete),
+            min_recheck=_duration("min_recheck", min_recheck),
+            sitemap=sitemap or None,
         )
 
 
@@ -109,13 +159,17 @@ class DocsSpider(scrapy.Spider):
     name = "docs"
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        known = {
-            k: kwargs.pop(k) for k in ("url", "library", "version", "mode", "max_depth", "max_pages") if k in kwargs
-        }
+        names = [f.name for f in fields(CrawlArguments)]
+        known = {k: kwargs.pop(k) for k in names if k in kwargs}
         super().__init__(*args, **kwargs)  # Scrapyd's _job and other extra arguments land as attributes
         self.args = CrawlArguments.parse(**known)
         self.index: IndexContext | None = None
-        self._requested: set[str] = set()
+        self._requested: set[str] = set()  # every URL requested this run (docsbot dedupes, not Scrapy)
+        self._linked: set[str] = set()  # URLs reached from the root through links, within scope and depth
+        self._claimed: set[str] = set()  # URLs whose page was stored (or moved there) this run
+        self._moved: set[int] = set()  # stored page ids that moved to a new URL (redirect)
+        self._truncated = False  # max_pages cut the crawl short: orphans cannot be told
+        self.root_ok = False
         self._started = time.monotonic()
         self._run_id: int | None = None
 
@@ -146,24 +200,25 @@ class DocsSpider(scrapy.Spider):
                 self.root_url = args.url or version.root_url
                 self.max_depth = args.max_depth if args.max_depth is not None else stored.get("max_depth")
                 self.max_pages = args.max_pages if args.max_pages is not None else stored.get("max_pages")
+                self.prune = args.prune or stored.get("prune") or "none"
             else:
                 self.root_url = args.url
-                self.max_depth, self.max_pages = args.max_depth, args.max_pages
+                self.max_depth, self.max_pages, self.prune = args.max_depth, args.max_pages, args.prune or "none"
                 version = db.upsert_version(
                     conn,
                     args.library,
                     args.version,
                     self.root_url,
-                    {"max_depth": self.max_depth, "max_pages": self.max_pages},
+                    {"max_depth": self.max_depth, "max_pages": self.max_pages, "prune": self.prune},
                 )
             db.bind_model(conn, version, embedder.name, embedder.dim)
         self.scope = Scope.from_root(self.root_url)
-        self.allowed_domains = [urlsplit(self.root_url).hostname]
+        self.mass_delete_share = settings.getfloat("DOCSBOT_MASS_DELETE_SHARE")
         self.index = IndexContext(
             version, args.mode, db.PageStore(dsn, settings.getint("DOCSBOT_DB_POOL_SIZE")), embedder
         )
         logger.info(
-            "%s of %s from %s (scope %s%s, max_depth=%s, max_pages=%s)",
+            "%s of %s from %s (scope %s%s, max_depth=%s, max_pages=%s, prune=%s)",
             args.mode,
             self.index.label,
             self.root_url,
@@ -171,6 +226,7 @@ class DocsSpider(scrapy.Spider):
             self.scope.path_prefix,
             self.max_depth,
             self.max_pages,
+            self.prune,
         )
 
     # --- requests ---
@@ -181,123 +237,184 @@ class DocsSpider(scrapy.Spider):
         index.stored = await index.store.stored_pages(index.version.id)
         self._run_id = await index.store.start_run(index.version.id, index.mode)
         logger.info("%d pages of %s are stored", len(index.stored), index.label)
-        root = self.request_for(self.root_url, parent_depth=-1)
-        if root is not None:
-            yield root
-        # Seeds in depth order; each stored page is requested once (the root included) whoever reaches it first.
+        for request in self._requests([self.root_url], -1):
+            yield request
+        if self.args.sitemap:
+            yield scrapy.Request(self.args.sitemap, callback=self.parse_sitemap, dont_filter=True)
+        # Seeds in depth order; each page is requested once (the root included) by whichever request comes first.
         for page in list(index.stored.values()):
-            request = self.request_for(page.url, parent_depth=page.depth - 1)
-            if request is not None:
+            for request in self._requests([page.url], page.depth - 1, linked=False):
                 yield request
 
-    def request_for(self, url: str, parent_depth: int) -> scrapy.Request | None:
-        """The request for ``url`` found at ``parent_depth`` + 1, or ``None`` if it was requested already, is out
-        of scope, or is past ``max_depth``/``max_pages``. A stored page keeps its stored depth and carries its
-        validators (refresh mode)."""
-        if url in self._requested or url not in self.scope:
-            return None
-        stored = self.index.stored.get(url)
-        depth = stored.depth if stored else parent_depth + 1
-        if self.max_depth is not None and depth > self.max_depth:
-            return None
-        if self.max_pages is not None and len(self._requested) >= self.max_pages:
-            return None
-        self._requested.add(url)
-        meta: dict[str, Any] = {"depth": depth}
-        if stored and self.index.refresh:
-            meta[VALIDATORS_META_KEY] = (stored.etag, stored.last_modified)
-        return scrapy.Request(url, callback=self.parse_page, errback=self.page_failed, meta=meta)
+    def _recently_checked(self, page: StoredPage) -> bool:
+        if self.args.min_recheck is None or page.last_checked_at is None or page.url == self.root_url:
+            return False
+        return page.last_checked_at > datetime.now(UTC) - self.args.min_recheck
 
-    def _follow(self, links: Iterator[str] | list[str] | tuple[str, ...], depth: int) -> Iterator[scrapy.Request]:
-        for link in links:
-            request = self.request_for(link, depth)
-            if request is not None:
-                yield request
+    def _requests(self, urls: Iterable[str], parent_depth: int, *, linked: bool = True) -> Iterator[scrapy.Request]:
+        """Requests for ``urls`` found at ``parent_depth`` + 1, skipping URLs already requested, out of scope or
+        past ``max_depth``/``max_pages``. A stored page keeps its stored depth and, in refresh mode, carries its
+        validators. A stored page checked within ``min_recheck`` is not requested; its stored links are followed.
+        ``linked``: the URLs come from links (not seeds), so they count as reachable (see orphans)."""
+        stack = [(url, parent_depth, linked) for url in reversed(list(urls))]
+        while stack:
+            url, parent, via_link = stack.pop()
+            if url not in self.scope:
+                continue
+            stored = self.index.stored.get(url)
+            depth = stored.depth if stored else parent + 1
+            if self.max_depth is not None and depth > self.max_depth:
+                continue
+            if via_link:
+                self._linked.add(url)
+            if url in self._requested:
+                continue
+            if self.max_pages is not None and len(self._requested) >= self.max_pages:
+                self._truncated = True
+                continue
+            self._requested.add(url)
+            if stored and self._recently_checked(stored):
+                self.crawler.stats.inc_value("docsbot/skipped/recently_checked")
+                stack.extend((link, stored.depth, True) for link in reversed(stored.links))
+                continue
+            meta: dict[str, Any] = {"depth": depth}
+            if stored and self.index.refresh:
+                meta[VALIDATORS_META_KEY] = (stored.etag, stored.last_modified)
+            yield scrapy.Request(url, callback=self.parse_page, errback=self.page_failed, meta=meta, dont_filter=True)
 
     # --- responses ---
 
     def parse_page(self, response: scrapy.http.Response) -> Iterator[scrapy.Request | PageItem | PageGone]:
+        """200 and 404/410 answers (after redirects). The refresh table of the README, row by row."""
         index = self.index
         url = canonical_url(response.url)
-        stored = index.stored.get(url)
-        depth = stored.depth if stored else response.meta["depth"]
-        if url not in self.scope:
-            self.crawler.stats.inc_value("docsbot/skipped/out_of_scope")
-            logger.info("not indexing %s: redirected out of scope %s%s", url, self.scope.netloc, self.scope.path_prefix)
-            return
+        origin = canonical_url(response.meta["redirect_urls"][0]) if response.meta.get("redirect_urls") else url
+        origin_page = index.stored.get(origin)
+        if origin == self.root_url:
+            if response.status in GONE:
+                self._abort_root(f"{response.status} at {response.url}")
+            self.root_ok = True
         if response.status in GONE:
-            if stored:
-                yield PageGone(index.version.id, stored.id, url, response.status)
+            if origin_page:
+                yield PageGone(index.version.id, origin_page.id, origin, response.status)
             return
+        page = index.stored.get(url)
+        if origin != url and origin_page and origin_page is not page:
+            # A stored page now redirects. It moves to the new URL unless that URL has its own row or was already
+            # stored this run, in which case the old row goes.
+            if page is None and url not in self._claimed:
+                page = origin_page
+                self._moved.add(page.id)
+                logger.info("%s moved to %s", origin, url)
+            else:
+                yield PageGone(index.version.id, origin_page.id, origin, response.status)
+        if url in self._claimed:
+            return  # this URL was already stored this run (reached twice through redirects)
+        self._claimed.add(url)
+        self._requested.add(url)
+        depth = page.depth if page else response.meta["depth"]
         if not isinstance(response, HtmlResponse):
             self.crawler.stats.inc_value("docsbot/skipped/not_html")
-            logger.info("not indexing %s: %s is not HTML", url, response.headers.get("Content-Type", b"?").decode())
+            content_type = response.headers.get("Content-Type", b"unknown").decode("latin-1")
+            logger.info("not indexing %s: %s is not HTML", url, content_type)
+            if page:
+                yield from self._requests(page.links, page.depth)
             return
         try:
-            page = extract_page(response.text, url)
+            extracted = extract_page(response.text, url)
         except ExtractionError as exc:
             self.crawler.stats.inc_value("docsbot/skipped/unparseable")
             logger.warning("not indexing %s: %s", url, exc)
-            if stored:
-                yield from self._follow(stored.links, depth)
+            if page:
+                yield from self._requests(page.links, page.depth)
             return
-        links = [link for link in page.links if link in self.scope]
-        yield from self._follow(links, depth)
+        links = [link for link in extracted.links if link in self.scope]
+        yield from self._requests(links, depth)
         yield PageItem(
             version_id=index.version.id,
             url=url,
-            title=page.title,
-            markdown=page.markdown,
-            content_hash=content_hash(page.title, page.markdown),
+            title=extracted.title,
+            markdown=extracted.markdown,
+            content_hash=content_hash(extracted.title, extracted.markdown),
             depth=depth,
             links=links,
             etag=_header(response, b"ETag"),
             last_modified=_header(response, b"Last-Modified"),
             content_type=_header(response, b"Content-Type"),
-            canonical_url=page.canonical_url,
-            page_id=stored.id if stored else None,
-            stored_hash=stored.content_hash if stored else None,
+            canonical_url=extracted.canonical_url,
+            page_id=page.id if page else None,
+            stored_hash=page.content_hash if page else None,
         )
 
-    def page_failed(self, failure: Failure) -> Iterator[scrapy.Request]:
-        """304 (:class:`NotModified`) or a failure after Scrapy's retries: the page stays as stored, and its stored
-        links are followed so that pages reachable only through it are still reached."""
+    def page_failed(self, failure: Failure) -> Iterator[scrapy.Request | PageGone]:
+        """304 (:class:`NotModified`), a redirect out of scope, or a failure after Scrapy's retries (5xx, 429,
+        timeouts, DNS, refused connections, TLS, robots.txt, size cap). Only a redirect out of scope removes the
+        page; otherwise it stays as stored and its stored links are followed, so that pages reachable only
+        through it are still reached."""
         request = failure.request
-        url = canonical_url(request.url)
-        stored = self.index.stored.get(url)
-        if not failure.check(NotModified):
+        redirects = request.meta.get("redirect_urls")
+        url = canonical_url(redirects[0] if redirects else request.url)
+        page = self.index.stored.get(url)
+        if failure.check(NotModified):
+            if url == self.root_url:
+                self.root_ok = True
+            if page:
+                self.index.checked.add(page.id)
+        elif failure.check(OutOfScope) and redirects:
+            logger.info("%s now redirects out of scope to %s", url, request.url)
+            if url == self.root_url:
+                self._abort_root(f"redirect out of scope to {request.url}")
+            if page:
+                yield PageGone(self.index.version.id, page.id, url, 301)
+            return
+        else:
             self.crawler.stats.inc_value("docsbot/failed")
-            logger.warning("keeping %s as it was: %s", url, failure.getErrorMessage() or failure.type.__name__)
-        if stored:
-            yield from self._follow(stored.links, stored.depth)
+            reason = failure.getErrorMessage() or failure.type.__name__
+            if url == self.root_url:
+                self._abort_root(reason)
+            logger.warning("keeping %s as it was: %s", url, reason)
+        if page:
+            yield from self._requests(page.links, page.depth)
+
+    def _abort_root(self, reason: str) -> None:
+        logger.error("the root URL %s failed (%s): stopping; nothing is deleted", self.root_url, reason)
+        raise CloseSpider("root_failed")
+
+    def parse_sitemap(self, response: scrapy.http.Response) -> Iterator[scrapy.Request]:
+        """Sitemap URLs inside the scope become seeds (and count as reachable); ``<lastmod>`` is not trusted:
+        every page is still revalidated. A sitemap index is followed."""
+        try:
+            sitemap = Sitemap(response.body)
+        except Exception as exc:  # noqa: BLE001 - a broken sitemap is reported, not fatal
+            logger.warning("ignoring sitemap %s: %s", response.url, exc)
+            return
+        for entry in sitemap:
+            try:
+                loc = canonical_url(entry["loc"], response.url)
+            except (InvalidURL, KeyError):
+                continue
+            if sitemap.type == "sitemapindex":
+                yield scrapy.Request(loc, callback=self.parse_sitemap, dont_filter=True)
+            else:
+                yield from self._requests([loc], 0)
 
     # --- end of run ---
 
     async def closed(self, reason: str) -> None:
-        """Record the run in ``crawl_runs``, log the one-line summary, close the connection pool."""
+        """Apply the run's deletions if it completed, mark the pages it checked, record the run in
+        ``crawl_runs``, log the one-line summary, close the connection pool."""
         index = self.index
         if index is None:
             return
-        all_stats = self.crawler.stats.get_stats()
-        counts = {k.removeprefix("docsbot/"): v for k, v in all_stats.items() if k.startswith("docsbot/")}
-        statuses = {
-            k.rsplit("/", 1)[1]: v for k, v in all_stats.items() if k.startswith("downloader/response_status_count/")
-        }
-        elapsed = time.monotonic() - self._started
-        summary = {
-            **counts,
-            "responses_by_status": statuses,
-            "bytes_downloaded": all_stats.get("downloader/response_bytes", 0),
-            "requests": all_stats.get("downloader/request_count", 0),
-            "elapsed_seconds": round(elapsed, 3),
-            "finish_reason": reason,
-            "arguments": asdict(self.args),
-        }
+        stats = self.crawler.stats
         try:
             if self._run_id is not None:
-                await index.store.finish_run(self._run_id, summary)
+                await self._apply_deletions(reason)
+                await index.store.mark_checked(self._run_id, sorted(index.checked))
+                await index.store.finish_run(self._run_id, self._run_summary(reason))
         finally:
             await index.store.close()
+        counts = {k.removeprefix("docsbot/"): v for k, v in stats.get_stats().items() if k.startswith("docsbot/")}
         logger.info(
             "%s of %s: %d unchanged, %d modified, %d new, %d deleted, %d failed in %.1f s (%s)",
             index.mode,
@@ -307,9 +424,66 @@ class DocsSpider(scrapy.Spider):
             counts.get("new", 0),
             counts.get("deleted", 0),
             counts.get("failed", 0),
-            elapsed,
+            time.monotonic() - self._started,
             reason,
         )
+
+    async def _apply_deletions(self, reason: str) -> None:
+        index, stats = self.index, self.crawler.stats
+        gone = dict(index.gone)
+        if reason != "finished" or not self.root_ok:
+            if gone:
+                logger.warning(
+                    "the run did not complete (%s): %d gone pages are kept until a complete run", reason, len(gone)
+                )
+            return
+        orphans = {}
+        if not self._truncated:
+            for url, page in index.stored.items():
+                if url not in self._linked and page.id not in gone and page.id not in self._moved:
+                    orphans[page.id] = url
+            stats.set_value("docsbot/orphans", len(orphans))
+            if orphans:
+                sample = ", ".join(sorted(orphans.values())[:5])
+                action = "deleting them (prune=orphans)" if self.prune == "orphans" else "kept; -a prune=orphans"
+                logger.info("%d orphan pages no longer linked from the root: %s … (%s)", len(orphans), sample, action)
+        doomed = {**gone, **(orphans if self.prune == "orphans" else {})}
+        if not doomed:
+            return
+        total = max(len(index.stored), 1)
+        if len(doomed) > self.mass_delete_share * total and not self.args.allow_mass_delete:
+            stats.set_value("docsbot/deletion_refused", len(doomed))
+            logger.warning(
+                "not deleting %d of %d pages of %s (more than %.0f%%): if the site really lost them, rerun with "
+                "-a allow_mass_delete=1",
+                len(doomed),
+                total,
+                index.label,
+                100 * self.mass_delete_share,
+            )
+            return
+        deleted = await index.store.delete_pages(sorted(doomed))
+        index.checked.difference_update(doomed)
+        stats.set_value("docsbot/deleted", deleted)
+        for page_id in sorted(gone):
+            logger.info("deleted %s", gone[page_id])
+
+    def _run_summary(self, reason: str) -> dict[str, Any]:
+        all_stats = self.crawler.stats.get_stats()
+        summary: dict[str, Any] = {
+            k.removeprefix("docsbot/"): v for k, v in all_stats.items() if k.startswith("docsbot/")
+        }
+        summary["responses_by_status"] = {
+            k.rsplit("/", 1)[1]: v for k, v in all_stats.items() if k.startswith("downloader/response_status_count/")
+        }
+        summary["bytes_downloaded"] = all_stats.get("downloader/response_bytes", 0)
+        summary["requests"] = all_stats.get("downloader/request_count", 0)
+        summary["elapsed_seconds"] = round(time.monotonic() - self._started, 3)
+        summary["finish_reason"] = reason
+        args = {f.name: getattr(self.args, f.name) for f in fields(self.args)}
+        args["min_recheck"] = str(args["min_recheck"]) if args["min_recheck"] else None
+        summary["arguments"] = args
+        return summary
 
 
 def _header(response: scrapy.http.Response, name: bytes) -> str | None:
