@@ -19,11 +19,12 @@ if TYPE_CHECKING:
 
     from tokenizers import Tokenizer
 
-__all__ = ["Chunker", "TextChunk", "embed_text"]
+__all__ = ["Chunker", "TextChunk", "context_line", "embed_text"]
 
 CHARS_PER_TOKEN = 4  # sizing by characters when no tokenizer is given
 _FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+_INLINE_MARKUP = re.compile(r"`|\*\*?|(?<!\w)_|_(?!\w)")
 
 
 @dataclass(frozen=True)
@@ -33,15 +34,19 @@ class TextChunk:
     offset: int  # character offset of the chunk in the (code-pre-split) Markdown
 
 
-def embed_text(title: str, heading_path: tuple[str, ...] | list[str], content: str, max_context_chars: int) -> str:
-    """The text the model embeds: ``"title > h1 > h2"`` (cut to ``max_context_chars``), a blank line, the chunk.
+def context_line(title: str, heading_path: tuple[str, ...] | list[str]) -> str:
+    """``"title > h2 > h3"``: where a chunk sits. A first heading equal to the title (a page's h1) is not repeated."""
+    path = list(heading_path)
+    if path and path[0] == title:
+        path = path[1:]
+    return " > ".join(p for p in (title, *path) if p)
+
+
+def embed_text(context: str, content: str, max_context_chars: int) -> str:
+    """The text the model embeds: the context line (cut to ``max_context_chars``), a blank line, the chunk.
 
     A chunk that only says "Returns the task" is then found by the section it belongs to.
     """
-    path = list(heading_path)
-    if path and path[0] == title:  # the page's h1 is usually its title
-        path = path[1:]
-    context = " > ".join([p for p in (title, *path) if p])
     if len(context) > max_context_chars:
         context = context[: max_context_chars - 1] + "…"
     return f"{context}\n\n{content}" if context else content
@@ -175,7 +180,7 @@ def _headings(text: str) -> list[tuple[int, int, str]]:
             fence = None if fence else m.group("fence")[:3]
         elif fence is None:
             hm = _HEADING.match(line)
-            if hm:
-                found.append((offset, len(hm.group(1)), hm.group(2)))
+            if hm:  # the path keeps the heading's words, not its inline Markdown (`code`, *emphasis*)
+                found.append((offset, len(hm.group(1)), _INLINE_MARKUP.sub("", hm.group(2)).strip()))
         offset += len(line) + 1
     return found

@@ -321,15 +321,22 @@ class PageStore:
             if item.changed:
                 await conn.execute("DELETE FROM documents WHERE page_id = %s", (page_id,))
                 async with conn.cursor().copy(
-                    "COPY documents (page_id, content, metadata, sort_order, embedding, embed_hash) "
+                    "COPY documents (page_id, content, context, metadata, sort_order, embedding, embed_hash) "
                     "FROM STDIN (FORMAT BINARY)"
                 ) as copy:
-                    copy.set_types(["bigint", "text", "jsonb", "integer", "vector", "text"])
+                    copy.set_types(["bigint", "text", "text", "jsonb", "integer", "vector", "text"])
                     for order, chunk in enumerate(item.chunks):
                         metadata = Jsonb({"heading_path": chunk.heading_path})
-                        await copy.write_row(
-                            (page_id, chunk.content, metadata, order, chunk.embedding, chunk.embed_hash or None)
+                        row = (
+                            page_id,
+                            chunk.content,
+                            chunk.context,
+                            metadata,
+                            order,
+                            chunk.embedding,
+                            chunk.embed_hash,
                         )
+                        await copy.write_row(row)
             return page_id
 
     async def delete_pages(self, page_ids: list[int]) -> int:
@@ -382,10 +389,16 @@ WITH vec AS (
         ORDER BY distance LIMIT %(candidates)s
     ) nearest
 ), fts AS (
+    -- Any query word may match (OR), ranked by ts_rank with the context line weighted as a heading (A) and
+    -- length normalization 1: candidates for fusion, not a boolean filter.
     SELECT id, row_number() OVER (ORDER BY r DESC) AS rank FROM (
-        SELECT d.id, ts_rank_cd(to_tsvector('english', d.content), q) AS r
-        FROM documents d JOIN pages p ON p.id = d.page_id, websearch_to_tsquery('english', %(text)s) q
-        WHERE p.version_id = ANY(%(versions)s) AND to_tsvector('english', d.content) @@ q
+        SELECT d.id, ts_rank(
+                   setweight(to_tsvector('english', d.context), 'A') || to_tsvector('english', d.content), q, 1
+               ) AS r
+        FROM documents d JOIN pages p ON p.id = d.page_id,
+             to_tsquery('simple', replace(plainto_tsquery('english', %(text)s)::text, ' & ', ' | ')) q
+        WHERE p.version_id = ANY(%(versions)s) AND q <> ''::tsquery
+          AND (setweight(to_tsvector('english', d.context), 'A') || to_tsvector('english', d.content)) @@ q
         ORDER BY r DESC LIMIT %(candidates)s
     ) matching
 )
@@ -412,8 +425,10 @@ def search(
     rrf_k: int = 60,
 ) -> list[SearchHit]:
     """Hybrid search: the ``candidates`` nearest chunks by cosine distance (HNSW, iterative scan so version
-    filters do not starve it) and the ``candidates`` best full-text matches (``websearch_to_tsquery``), fused by
-    reciprocal rank fusion (score = Σ 1 / (rrf_k + rank)). ``vector`` is the query's embedding."""
+    filters do not starve it) and the ``candidates`` best full-text matches (``ts_rank``, English), fused by
+    reciprocal rank fusion (score = Σ 1 / (rrf_k + rank)). Full-text search covers each chunk's context line
+    (page title and heading path) as well as its text, with any query word matching. ``vector`` is the query's
+    embedding."""
     dim = int(vector.shape[0])
     with conn.transaction():
         conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")

@@ -10,11 +10,13 @@ __all__ = ["Chunk", "PageItem", "PageGone"]
 
 @dataclass
 class Chunk:
-    """One retrievable piece of a page: ``content`` is stored, ``embed_text`` (title and heading path in front of
-    the content) is what the model sees; ``embedding`` is filled by the embed pipeline (float32, model dim)."""
+    """One retrievable piece of a page: ``content`` is stored with its ``context`` line; ``embed_text`` (context
+    line, blank line, content) is what the model sees; ``embedding`` is filled by the embed pipeline (float32,
+    shape (dim,))."""
 
     content: str
     heading_path: list[str]
+    context: str  # "title > heading path", see docsbot.chunking.context_line
     embed_text: str
     embed_hash: str = ""  # sha256 hex of (model, NUL, embed_text): equal keys give equal vectors
     embedding: Any = None
@@ -49,9 +51,10 @@ class PageItem:
 
 @dataclass
 class PageGone:
-    """A stored page that answered 404/410: the store pipeline deletes it (its chunks go by cascade)."""
+    """A stored page that is gone: 404/410, a redirect out of scope, or a duplicate of another stored URL.
+    Deleted (chunks by cascade) at the end of a completed run; ``reason`` says why."""
 
     version_id: int
     page_id: int
     url: str
-    status: int
+    reason: str

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from scrapy.exceptions import DropItem, NotConfigured
 
-from docsbot.chunking import Chunker, embed_text
+from docsbot.chunking import Chunker, context_line, embed_text
 from docsbot.embedding import EmbeddingModelError
 from docsbot.items import Chunk, PageGone, PageItem
 
@@ -71,9 +71,10 @@ class ChunkPipeline:
         model = _index(self.crawler).embedder.name
         item.chunks = []
         for c in self.chunker().chunks(item.markdown):
-            text = embed_text(item.title, c.heading_path, c.content, context_chars)
+            context = context_line(item.title, c.heading_path)
+            text = embed_text(context, c.content, context_chars)
             key = hashlib.sha256(f"{model}\0{text}".encode()).hexdigest()
-            item.chunks.append(Chunk(c.content, list(c.heading_path), text, key))
+            item.chunks.append(Chunk(c.content, list(c.heading_path), context, text, key))
         return item
 
 
@@ -202,7 +203,7 @@ class StorePipeline:
         index = _index(self.crawler)
         if isinstance(item, PageGone):
             if item.page_id not in index.gone:
-                index.gone[item.page_id] = f"{item.url} ({item.status})"
+                index.gone[item.page_id] = f"{item.url} ({item.reason})"
                 stats.inc_value("docsbot/gone")
             return item
         page_id = await store.save_page(item)

@@ -296,47 +296,51 @@ class DocsSpider(scrapy.Spider):
             self.root_ok = True
         if response.status in GONE:
             if origin_page:
-                yield PageGone(index.version.id, origin_page.id, origin, response.status)
+                yield PageGone(index.version.id, origin_page.id, origin, str(response.status))
             return
-        page = index.stored.get(url)
-        if origin != url and origin_page and origin_page is not page:
-            # A stored page now redirects. It moves to the new URL unless that URL has its own row or was already
-            # stored this run, in which case the old row goes.
-            if page is None and url not in self._claimed:
-                page = origin_page
-                self._moved.add(page.id)
-                logger.info("%s moved to %s", origin, url)
-            else:
-                yield PageGone(index.version.id, origin_page.id, origin, response.status)
-        if url in self._claimed:
-            return  # this URL was already stored this run (reached twice through redirects)
-        self._claimed.add(url)
-        self._requested.add(url)
-        depth = page.depth if page else response.meta["depth"]
         if not isinstance(response, HtmlResponse):
             self.crawler.stats.inc_value("docsbot/skipped/not_html")
             content_type = response.headers.get("Content-Type", b"unknown").decode("latin-1")
             logger.info("not indexing %s: %s is not HTML", url, content_type)
-            if page:
-                yield from self._requests(page.links, page.depth)
+            if origin_page:
+                yield from self._requests(origin_page.links, origin_page.depth)
             return
         try:
             extracted = extract_page(response.text, url)
         except ExtractionError as exc:
             self.crawler.stats.inc_value("docsbot/skipped/unparseable")
             logger.warning("not indexing %s: %s", url, exc)
-            if page:
-                yield from self._requests(page.links, page.depth)
+            if origin_page:
+                yield from self._requests(origin_page.links, origin_page.depth)
             return
+        # The stored URL: the final URL after redirects, or the page's <link rel="canonical"> inside the scope
+        # (one page reached under several paths is stored once).
+        target = url
+        if extracted.canonical_url and extracted.canonical_url != url and extracted.canonical_url in self.scope:
+            target = extracted.canonical_url
+        page = index.stored.get(target)
         links = [link for link in extracted.links if link in self.scope]
-        yield from self._requests(links, depth)
+        yield from self._requests(links, page.depth if page else response.meta["depth"])
+        if origin_page and origin_page is not page:
+            # The stored row we came from now redirects (or is a duplicate path). It moves to the target URL
+            # unless that URL has its own row or was stored already this run; then the old row goes.
+            if page is None and target not in self._claimed:
+                page = origin_page
+                self._moved.add(page.id)
+                logger.info("%s moved to %s", origin, target)
+            else:
+                yield PageGone(index.version.id, origin_page.id, origin, f"now {target}")
+        if target in self._claimed:
+            return  # stored already this run, reached again under another URL
+        self._claimed.add(target)
+        self._requested.add(target)
         yield PageItem(
             version_id=index.version.id,
-            url=url,
+            url=target,
             title=extracted.title,
             markdown=extracted.markdown,
             content_hash=content_hash(extracted.title, extracted.markdown),
-            depth=depth,
+            depth=page.depth if page else response.meta["depth"],
             links=links,
             etag=_header(response, b"ETag"),
             last_modified=_header(response, b"Last-Modified"),
@@ -365,7 +369,7 @@ class DocsSpider(scrapy.Spider):
             if url == self.root_url:
                 self._abort_root(f"redirect out of scope to {request.url}")
             if page:
-                yield PageGone(self.index.version.id, page.id, url, 301)
+                yield PageGone(self.index.version.id, page.id, url, f"redirects out of scope to {request.url}")
             return
         else:
             self.crawler.stats.inc_value("docsbot/failed")

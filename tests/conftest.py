@@ -110,10 +110,18 @@ def docsite():
 def crawl(database_url, tmp_path):
     """Run `scrapy crawl docs -a k=v ...` in a subprocess against the test database; returns CompletedProcess."""
 
-    def run(*, embedder: str = "tests.embedders.HashingEmbedder", env: dict[str, str] | None = None, **args: str):
+    def run(
+        *,
+        embedder: str = "tests.embedders.HashingEmbedder",
+        env: dict[str, str] | None = None,
+        settings: dict[str, str] | None = None,
+        **args: str,
+    ):
         cmd = [sys.executable, "-m", "scrapy", "crawl", "docs"]
         for key, value in args.items():
             cmd += ["-a", f"{key}={value}"]
+        for key, value in (settings or {}).items():
+            cmd += ["-s", f"{key}={value}"]
         full_env = {
             **os.environ,
             "DATABASE_URL": database_url,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
 from dataclasses import dataclass, field
 from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -41,10 +42,18 @@ def html_page(title: str, body: str, links: list[str] = ()) -> str:
 
 @dataclass
 class DocSite:
+    """``validators``: what the server sends and honours: "both" (strong ETag + Last-Modified), "weak" (weak
+    ETag + Last-Modified), "last_modified", "none", or "rotating" (a new ETag on every response, as a CDN that
+    rebuilds would; the content is the same)."""
+
     pages: dict[str, Page] = field(default_factory=dict)
     failing: dict[str, int] = field(default_factory=dict)  # path → status to answer
+    redirects: dict[str, tuple[int, str]] = field(default_factory=dict)  # path → (status, Location)
+    slow: dict[str, float] = field(default_factory=dict)  # path → seconds before answering
+    validators: str = "both"
     hits: list[Hit] = field(default_factory=list)
     _clock: int = 1_700_000_000
+    _served: int = 0
 
     def put(self, path: str, html: str, content_type: str = "text/html; charset=utf-8") -> None:
         body = html.encode()
@@ -88,20 +97,39 @@ class DocSite:
 
             def do_GET(self) -> None:  # noqa: N802
                 path = self.path.split("?")[0]
+                if path in site.slow:
+                    time.sleep(site.slow[path])
                 if path in site.failing:
-                    self._send(site.failing[path], b"server error", {"Content-Type": "text/plain"})
+                    headers = {"Content-Type": "text/plain", "Retry-After": "0"}
+                    self._send(site.failing[path], b"server error", headers)
+                    return
+                if path in site.redirects:
+                    status, location = site.redirects[path]
+                    self._send(status, b"", {"Location": location})
                     return
                 page = site.pages.get(path)
                 if page is None:
                     self._send(404, b"not found", {"Content-Type": "text/plain"})
                     return
-                validators = {"ETag": page.etag, "Last-Modified": page.last_modified}
+                site._served += 1
+                etag = page.etag
+                if site.validators == "weak":
+                    etag = "W/" + etag
+                elif site.validators == "rotating":
+                    etag = f'"rot-{site._served}"'
+                validators = {"ETag": etag, "Last-Modified": page.last_modified}
+                if site.validators == "last_modified":
+                    validators = {"Last-Modified": page.last_modified}
+                elif site.validators == "none":
+                    validators = {}
                 inm = self.headers.get("If-None-Match")
                 ims = self.headers.get("If-Modified-Since")
                 # RFC 9110 §13.2.2: If-None-Match takes precedence over If-Modified-Since.
-                if (inm is not None and inm == page.etag) or (inm is None and ims == page.last_modified):
-                    self._send(304, b"", validators)
-                    return
+                if site.validators != "rotating" and site.validators != "none":
+                    fresh = inm == etag if inm is not None else ims is not None and ims == page.last_modified
+                    if fresh:
+                        self._send(304, b"", validators)
+                        return
                 self._send(200, page.body, {"Content-Type": page.content_type, **validators})
 
             do_HEAD = do_GET

@@ -5,7 +5,7 @@ import json
 import pytest
 from tokenizers import Tokenizer
 
-from docsbot.chunking import Chunker, embed_text
+from docsbot.chunking import Chunker, context_line, embed_text
 
 MD = (
     """# Tasks
@@ -85,11 +85,12 @@ def test_token_sizing_with_a_real_tokenizer():
 
 
 def test_embed_text_puts_title_and_path_in_front():
-    assert embed_text("asyncio", ["asyncio", "Tasks"], "Returns the task.", 200) == (
+    assert context_line("asyncio", ["asyncio", "Tasks"]) == "asyncio > Tasks"
+    assert embed_text(context_line("asyncio", ["asyncio", "Tasks"]), "Returns the task.", 200) == (
         "asyncio > Tasks\n\nReturns the task."
     )
-    assert embed_text("", [], "x", 10) == "x"
-    assert embed_text("T" * 50, [], "x", 10).startswith("TTTTTTTTT…\n\n")
+    assert embed_text("", "x", 10) == "x"
+    assert embed_text("T" * 50, "x", 10).startswith("TTTTTTTTT…\n\n")
 
 
 def test_tiny_limits_are_rejected():

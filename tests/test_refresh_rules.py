@@ -1,0 +1,361 @@
+"""Refresh on servers and sites that misbehave (issue: refresh that stays correct and does no work twice).
+
+Each test drives a real local HTTP server into one situation and asserts on PostgreSQL rows and on the
+requests the server received.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.conftest import ROOT
+from tests.docsite import html_page
+from tests.test_crawl import DOC_PAGES, chunks, index, last_run, pages, refresh
+
+
+@pytest.mark.parametrize("validators", ["weak", "last_modified"])
+def test_weak_etags_and_last_modified_alone_revalidate(crawl, docsite, db, validators):
+    site = docsite.site
+    site.validators = validators
+    index(crawl, docsite)
+    site.hits.clear()
+    refresh(crawl)
+    hits = [h for h in site.hits if h.path != "/robots.txt"]
+    assert {h.status for h in hits} == {304}
+    if validators == "weak":
+        assert all(h.if_none_match.startswith('W/"') for h in hits)  # sent back as it came
+    else:
+        assert all(h.if_none_match is None and h.if_modified_since for h in hits)
+    assert last_run(db)["unchanged"] == 5
+
+
+@pytest.mark.parametrize("validators", ["none", "rotating"])
+def test_same_content_without_usable_validators_costs_no_chunk_work(crawl, docsite, db, validators):
+    site = docsite.site
+    site.validators = validators
+    index(crawl, docsite)
+    before = chunks(db)
+    refresh(crawl)
+    assert chunks(db) == before  # same chunk ids: nothing deleted or inserted
+    run = last_run(db)
+    assert run["unchanged/same_content"] == 5
+    assert run.get("chunks_embedded", 0) == 0 and run.get("chunks_written", 0) == 0
+    if validators == "rotating":  # the new validators are stored, so the next request can be conditional
+        stored = {p: v["etag"] for p, v in pages(db).items()}
+        assert all(e.startswith('"rot-') for e in stored.values())
+
+
+def test_a_changed_footer_timestamp_is_not_a_change(crawl, docsite, db):
+    site = docsite.site
+    index(crawl, docsite)
+    before = chunks(db)
+    for path in DOC_PAGES:
+        html = site.pages[path].body.decode().replace("Built with a test generator", "Built 2026-11-22 10:00")
+        site.put(path, html)  # new ETag and Last-Modified, same main content
+    refresh(crawl)
+    assert chunks(db) == before
+    run = last_run(db)
+    assert run["unchanged/same_content"] == 5 and run.get("chunks_embedded", 0) == 0
+
+
+def test_one_paragraph_edit_on_a_long_page_embeds_about_one_chunk(crawl, docsite, db):
+    site = docsite.site
+    sections = "".join(
+        f"<h2>Section {i}</h2><p>" + " ".join(f"topic{i} detail{j}" for j in range(60)) + "</p>" for i in range(12)
+    )
+    site.put("/docs/api.html", html_page("API reference", sections, ["index.html"]))
+    index(crawl, docsite)
+    before = chunks(db)["/docs/api.html"]
+    assert len(before) >= 10
+
+    site.put(
+        "/docs/api.html", html_page("API reference", sections.replace("topic7 detail3 ", "EDITED "), ["index.html"])
+    )
+    refresh(crawl)
+
+    after = chunks(db)["/docs/api.html"]
+    changed = [text for _, text in after if text not in {t for _, t in before}]
+    assert 1 <= len(changed) <= 2 and "EDITED" in changed[0]  # the edit may move one chunk boundary
+    run = last_run(db)
+    assert run["modified"] == 1
+    assert run["chunks_embedded"] == len(changed)  # only chunks whose text changed are embedded
+    assert run["chunks_reused"] == len(after) - len(changed)
+    vectors = db.execute(
+        "SELECT count(DISTINCT embed_hash) FROM documents d JOIN pages p ON p.id = d.page_id "
+        "WHERE p.url LIKE '%%/api.html'"
+    ).fetchone()[0]
+    assert vectors == len(after)
+
+
+def test_a_stored_page_that_redirects_moves_to_the_new_url(crawl, docsite, db):
+    site = docsite.site
+    index(crawl, docsite)
+    before = pages(db)
+    site.pages["/docs/tutorial.html"] = site.pages.pop("/docs/guide.html")
+    site.redirects["/docs/guide.html"] = (301, "/docs/tutorial.html")
+    site.hits.clear()
+    refresh(crawl)
+    after = pages(db)
+    assert "/docs/guide.html" not in after
+    assert after["/docs/tutorial.html"]["id"] == before["/docs/guide.html"]["id"]  # moved, no twin
+    assert after["/docs/tutorial.html"]["depth"] == before["/docs/guide.html"]["depth"]
+    # the old URL's validators were not sent to the new URL
+    tutorial = site.hits_for("/docs/tutorial.html")
+    assert tutorial and all(h.if_none_match is None for h in tutorial)
+    assert last_run(db).get("chunks_embedded", 0) == 0  # same content: the chunks kept their vectors
+
+
+def test_a_redirect_to_an_already_stored_page_removes_the_old_row(crawl, docsite, db):
+    site = docsite.site
+    index(crawl, docsite)
+    site.redirects["/docs/deep.html"] = (301, "/docs/api.html")
+    refresh(crawl)
+    after = pages(db)
+    assert "/docs/deep.html" not in after and "/docs/api.html" in after
+    assert db.execute("SELECT count(*) FROM pages WHERE url LIKE '%%/api.html'").fetchone()[0] == 1
+
+
+def test_a_redirect_out_of_scope_removes_the_page_without_fetching_outside(crawl, docsite, db):
+    site = docsite.site
+    index(crawl, docsite)
+    site.redirects["/docs/deep.html"] = (302, "/outside.html")
+    site.hits.clear()
+    refresh(crawl)
+    assert "/docs/deep.html" not in pages(db)
+    assert site.hits_for("/outside.html") == []
+
+
+def test_canonical_link_decides_the_stored_url_of_duplicate_paths(crawl, docsite, db):
+    site = docsite.site
+    body = html_page("API reference", "<p>Same page, two paths.</p>", ["index.html"])
+    canonical = body.replace("<head>", f'<head><link rel="canonical" href="{docsite.url}/docs/api.html">')
+    site.put("/docs/api.html", canonical)
+    site.put("/docs/api/index.html", canonical)
+    site.put(
+        "/docs/index.html",
+        html_page("Welcome", "<p>Home.</p>", ["guide.html", "api.html", "api/index.html"]),
+    )
+    index(crawl, docsite)
+    stored = pages(db)
+    assert "/docs/api.html" in stored and "/docs/api/index.html" not in stored
+
+
+@pytest.mark.parametrize("status", [500, 503, 429])
+def test_server_errors_keep_the_page_exactly_as_it_was(crawl, docsite, db, status):
+    site = docsite.site
+    index(crawl, docsite)
+    before = pages(db), chunks(db)
+    site.failing["/docs/api.html"] = status
+    site.delete("/docs/deep.html")  # a real deletion in the same run still happens
+    site.hits.clear()
+    refresh(crawl)
+    after_pages, after_chunks = pages(db), chunks(db)
+    assert after_pages["/docs/api.html"] == before[0]["/docs/api.html"]
+    assert after_chunks["/docs/api.html"] == before[1]["/docs/api.html"]
+    assert "/docs/deep.html" not in after_pages
+    assert len(site.hits_for("/docs/api.html")) == 3  # Scrapy's retries: RETRY_TIMES=2
+    assert last_run(db)["failed"] == 1
+
+
+def test_a_timeout_keeps_the_page(crawl, docsite, db):
+    site = docsite.site
+    index(crawl, docsite)
+    before = pages(db)["/docs/api.html"], chunks(db)["/docs/api.html"]
+    site.slow["/docs/api.html"] = 3
+    result = crawl(library="testdocs", version="1.0", mode="refresh", settings={"DOWNLOAD_TIMEOUT": "1"})
+    assert result.returncode == 0
+    assert (pages(db)["/docs/api.html"], chunks(db)["/docs/api.html"]) == before
+    assert last_run(db)["failed"] == 1
+
+
+def test_a_dead_root_aborts_the_refresh_and_deletes_nothing(crawl, docsite, db):
+    site = docsite.site
+    index(crawl, docsite)
+    before = pages(db), chunks(db)
+    site.failing["/docs/index.html"] = 500
+    site.delete("/docs/deep.html")
+    result = crawl(library="testdocs", version="1.0", mode="refresh")
+    assert "the root URL" in result.stderr and "nothing is deleted" in result.stderr
+    assert (pages(db), chunks(db)) == before
+    assert last_run(db)["finish_reason"] == "root_failed"
+
+
+def test_mass_deletion_is_refused_unless_allowed(crawl, docsite, db):
+    site = docsite.site
+    index(crawl, docsite)
+    for path in ("/docs/api.html", "/docs/deep.html", "/docs/flaky.html"):
+        site.delete(path)
+    result = refresh(crawl)
+    assert "allow_mass_delete=1" in result.stderr
+    assert set(pages(db)) == DOC_PAGES  # 3 of 5 is more than 25%: nothing deleted
+    assert last_run(db)["deletion_refused"] == 3
+
+    refresh(crawl, allow_mass_delete="1")
+    assert set(pages(db)) == {"/docs/index.html", "/docs/guide.html"}
+    assert last_run(db)["deleted"] == 3
+
+
+def test_orphans_are_reported_and_pruned_on_request(crawl, docsite, db):
+    site = docsite.site
+    index(crawl, docsite)
+    site.put(  # the guide no longer links deep.html; the page itself still answers
+        "/docs/guide.html", html_page("Guide", "<p>Install the library with pip.</p>", ["index.html", "flaky.html"])
+    )
+    refresh(crawl)
+    assert "/docs/deep.html" in pages(db)
+    assert last_run(db)["orphans"] == 1
+    refresh(crawl, prune="orphans")
+    assert "/docs/deep.html" not in pages(db)
+    assert last_run(db)["deleted"] == 1
+
+
+def test_pages_reached_through_unchanged_pages_are_not_orphans(crawl, docsite, db):
+    index(crawl, docsite)
+    refresh(crawl, prune="orphans")  # everything 304: the stored links carry reachability
+    assert set(pages(db)) == DOC_PAGES
+    assert last_run(db)["orphans"] == 0
+    seen = db.execute("SELECT count(*) FROM pages WHERE last_seen_run = (SELECT max(id) FROM crawl_runs)")
+    assert seen.fetchone()[0] == 5
+
+
+def test_min_recheck_skips_recently_checked_pages(crawl, docsite, db):
+    site = docsite.site
+    index(crawl, docsite)
+    refresh(crawl)  # marks every page as checked now
+    site.hits.clear()
+    refresh(crawl, min_recheck="1h")
+    assert set(site.statuses()) == {"/docs/index.html"}  # only the root, always checked
+    assert last_run(db)["skipped/recently_checked"] == 4
+    assert set(pages(db)) == DOC_PAGES
+
+
+def test_sitemap_urls_are_seeds(crawl, docsite, db):
+    site = docsite.site
+    site.put("/docs/unlinked.html", html_page("Unlinked", "<p>Only the sitemap knows me.</p>"))
+    site.put(
+        "/docs/sitemap.xml",
+        '<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        f"<url><loc>{docsite.url}/docs/unlinked.html</loc><lastmod>2001-01-01</lastmod></url>"
+        f"<url><loc>{docsite.url}/outside.html</loc></url></urlset>",
+        "application/xml",
+    )
+    index(crawl, docsite, sitemap=f"{docsite.url}/docs/sitemap.xml")
+    assert set(pages(db)) == DOC_PAGES | {"/docs/unlinked.html"}
+
+
+def test_non_html_and_oversized_pages_are_skipped_with_a_reason(crawl, docsite, db):
+    site = docsite.site
+    site.put("/docs/manual.pdf", "%PDF-1.4 not really", "application/pdf")
+    site.put("/docs/huge.html", html_page("Huge", "<p>" + "x" * 200_000 + "</p>"))
+    site.put("/docs/empty.html", "")
+    site.put("/docs/latin1.html", html_page("Café", "<p>Crème brûlée.</p>"), "text/html; charset=utf-8")
+    site.put(
+        "/docs/index.html",
+        html_page("Welcome", "<p>Home.</p>", ["manual.pdf", "huge.html", "empty.html", "latin1.html", "guide.html"]),
+    )
+    result = crawl(
+        url=f"{docsite.url}/docs/index.html",
+        library="testdocs",
+        version="1.0",
+        env={"DOCSBOT_MAX_PAGE_BYTES": "100000"},
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    stored = pages(db)
+    assert "/docs/manual.pdf" not in stored and "/docs/huge.html" not in stored and "/docs/empty.html" not in stored
+    assert "Crème brûlée." in "".join(c for _, c in chunks(db)["/docs/latin1.html"])
+    run = last_run(db)
+    assert run["skipped/not_html"] == 1 and run["skipped/unparseable"] == 1 and run["failed"] == 1
+
+
+def test_robots_txt_disallow_keeps_the_page(crawl, docsite, db):
+    site = docsite.site
+    index(crawl, docsite)
+    before = pages(db)["/docs/api.html"]
+    site.put("/robots.txt", "User-agent: *\nDisallow: /docs/api.html\n", "text/plain")
+    refresh(crawl)
+    assert pages(db)["/docs/api.html"] == before
+    assert site.hits_for("/docs/api.html")[-1].status == 200  # only the index run fetched it
+
+
+def test_the_database_password_never_shows(crawl, docsite, db, database_url):
+    with_password = database_url.replace("postgres:@", "postgres:s3cr3t-pw@")
+    result = crawl(url=f"{docsite.url}/docs/index.html", library="testdocs", env={"DATABASE_URL": with_password})
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "s3cr3t-pw" not in result.stdout + result.stderr
+    assert "s3cr3t-pw" not in str(db.execute("SELECT stats FROM crawl_runs").fetchall())
+    assert "TelnetConsole" not in result.stderr and "RemoteControl" not in result.stderr
+
+
+def test_a_killed_crawl_leaves_every_page_whole_and_the_next_refresh_completes(crawl, docsite, db, database_url):
+    site = docsite.site
+    for i in range(40):
+        site.put(f"/docs/p{i}.html", html_page(f"Page {i}", f"<p>First text of page {i}.</p>"))
+        site.slow[f"/docs/p{i}.html"] = 0.05
+    site.put("/docs/index.html", html_page("Welcome", "<p>Home.</p>", [f"p{i}.html" for i in range(40)]))
+    index(crawl, docsite)
+    for i in range(40):
+        site.put(f"/docs/p{i}.html", html_page(f"Page {i}", f"<p>Second text of page {i}.</p>"))
+        site.slow[f"/docs/p{i}.html"] = 0.3
+
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "DOCSBOT_EMBEDDER": "tests.embedders.HashingEmbedder",
+        "PYTHONPATH": str(ROOT),
+    }
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "scrapy",
+            "crawl",
+            "docs",
+            "-a",
+            "library=testdocs",
+            "-a",
+            "version=1.0",
+            "-a",
+            "mode=refresh",
+            "-s",
+            "CONCURRENT_REQUESTS_PER_DOMAIN=2",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        done = db.execute("SELECT count(*) FROM documents WHERE content LIKE '%%Second text%%'").fetchone()[0]
+        if done >= 5:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+
+    rows = db.execute(
+        "SELECT p.url, p.etag, string_agg(d.content, '|') FROM pages p JOIN documents d ON d.page_id = p.id "
+        "WHERE p.url LIKE '%%/p%%' GROUP BY p.url, p.etag"
+    ).fetchall()
+    assert len(rows) == 40  # every page still has its chunks
+    updated = 0
+    for url, etag, text in rows:
+        path = "/" + url.split("/", 3)[3]
+        if "Second text" in text:  # fully updated: new text with the new validators
+            assert etag == site.pages[path].etag and "First text" not in text
+            updated += 1
+        else:  # as it was: old text, old validators
+            assert etag != site.pages[path].etag
+    assert 0 < updated < 40
+
+    for i in range(40):
+        site.slow[f"/docs/p{i}.html"] = 0
+    refresh(crawl)
+    texts = "".join(t for _, t in sum(chunks(db).values(), []))
+    assert all(f"Second text of page {i}." in texts for i in range(40))
