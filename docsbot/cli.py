@@ -100,6 +100,20 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_delete(args: argparse.Namespace) -> int:
+    settings = _settings()
+    with db.connect(db.resolve_dsn(settings)) as conn:
+        db.migrate(conn)
+        deleted = db.delete_version(conn, args.library, args.version)
+    if not deleted:
+        which = f"{args.library}@{args.version}" if args.version is not None else args.library
+        print(f"docsbot: nothing indexed as {which}", file=sys.stderr)
+        return 1
+    for label, pages in deleted:
+        print(f"deleted {label}: {pages} pages with their chunks and runs")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="docsbot", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -112,6 +126,10 @@ def build_parser() -> argparse.ArgumentParser:
     search.set_defaults(func=cmd_search)
     status = sub.add_parser("status", help="libraries, versions, page and chunk counts, last runs")
     status.set_defaults(func=cmd_status)
+    delete = sub.add_parser("delete", help="remove a library version (or every version) and all of its data")
+    delete.add_argument("--library", required=True)
+    delete.add_argument("--version", help="only this version ('' for the unversioned one); default: all")
+    delete.set_defaults(func=cmd_delete)
     return parser
 
 

@@ -223,3 +223,27 @@ def test_run_is_recorded_with_counts(crawl, docsite, db):
     assert full["responses_by_status"]["200"] >= 5 and full["bytes_downloaded"] > 0
     assert again["responses_by_status"]["304"] == 5
     assert json.dumps(again).count("password") == 0
+
+
+def test_docsbot_status_and_delete(crawl, docsite, db, database_url):
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    index(crawl, docsite)
+    env = {**os.environ, "DATABASE_URL": database_url, "PYTHONPATH": str(ROOT)}
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "docsbot.cli", *args], env=env, capture_output=True, text=True)
+
+    status = cli("status")
+    assert status.returncode == 0
+    assert "testdocs@1.0" in status.stdout and "5 pages" in status.stdout and "full" in status.stdout
+    assert cli("delete", "--library", "testdocs", "--version", "2.0").returncode == 1
+    deleted = cli("delete", "--library", "testdocs", "--version", "1.0")
+    assert deleted.returncode == 0 and "5 pages" in deleted.stdout
+    assert db.execute("SELECT count(*) FROM pages").fetchone()[0] == 0
+    assert db.execute("SELECT count(*) FROM documents").fetchone()[0] == 0
+    assert cli("status").returncode == 1
