@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
@@ -11,6 +12,7 @@ __all__ = ["Scope", "canonical_url", "InvalidURL"]
 
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+_INDEX_PAGE = re.compile(r"/index\.html?$", re.IGNORECASE)
 
 
 class InvalidURL(ValueError):
@@ -19,7 +21,9 @@ class InvalidURL(ValueError):
 
 def canonical_url(url: str, base: str | None = None) -> str:
     """Return the form under which a page is stored: absolute, fragment dropped, query sorted, default port and
-    percent-encoding normalized (``w3lib.url.canonicalize_url``), host lower-cased, default port dropped.
+    percent-encoding normalized (``w3lib.url.canonicalize_url``), host lower-cased, default port dropped, and
+    a trailing ``index.html``/``index.htm`` dropped (a directory and its index page are one page; servers that
+    serve one serve the other).
 
     ``base`` resolves a relative ``url`` (RFC 3986 §5). Raises :class:`InvalidURL` for anything but an absolute
     http(s) URL with a host.
@@ -35,6 +39,8 @@ def canonical_url(url: str, base: str | None = None) -> str:
         raise InvalidURL(f"bad port in {url!r}") from exc
     if port == _DEFAULT_PORTS[parts.scheme]:  # w3lib keeps explicit default ports
         parts = parts._replace(netloc=parts.netloc.rsplit(":", 1)[0])
+    # A directory and its index page are one page: ".../index.html" is stored (and requested) as ".../".
+    parts = parts._replace(path=_INDEX_PAGE.sub("/", parts.path or "/"))
     return canonicalize_url(urlunsplit(parts), keep_fragments=False)
 
 

@@ -197,7 +197,7 @@ class DocsSpider(scrapy.Spider):
                         f"(indexed: {known or 'none'}); index it first with -a url=ROOT_URL"
                     )
                 stored = version.settings
-                self.root_url = args.url or version.root_url
+                self.root_url = args.url or canonical_url(version.root_url)
                 self.max_depth = args.max_depth if args.max_depth is not None else stored.get("max_depth")
                 self.max_pages = args.max_pages if args.max_pages is not None else stored.get("max_pages")
                 self.prune = args.prune or stored.get("prune") or "none"

@@ -86,7 +86,8 @@ class DocSite:
 
             def _send(self, status: int, body: bytes = b"", headers: dict[str, str] | None = None) -> None:
                 inm, ims = self.headers.get("If-None-Match"), self.headers.get("If-Modified-Since")
-                site.hits.append(Hit(self.path.split("?")[0], status, inm, ims))
+                path = self.path.split("?")[0]
+                site.hits.append(Hit(path + "index.html" if path.endswith("/") else path, status, inm, ims))
                 self.send_response(status)
                 for k, v in (headers or {}).items():
                     self.send_header(k, v)
@@ -97,6 +98,8 @@ class DocSite:
 
             def do_GET(self) -> None:  # noqa: N802
                 path = self.path.split("?")[0]
+                if path.endswith("/"):  # like nginx's `index index.html`
+                    path += "index.html"
                 if path in site.slow:
                     time.sleep(site.slow[path])
                 if path in site.failing:

@@ -12,12 +12,18 @@ from tests.docsite import html_page
 DOC_PAGES = {"/docs/index.html", "/docs/guide.html", "/docs/api.html", "/docs/deep.html", "/docs/flaky.html"}
 
 
+def server_path(url: str) -> str:
+    """The test server's path of a stored URL (docsbot stores ".../index.html" as ".../")."""
+    path = "/" + url.split("/", 3)[3]
+    return path + "index.html" if path.endswith("/") else path
+
+
 def pages(db) -> dict[str, dict]:
     rows = db.execute(
         "SELECT url, id, depth, etag, last_modified, title, content_hash, updated_at FROM pages ORDER BY url"
     ).fetchall()
     keys = ["id", "depth", "etag", "last_modified", "title", "hash", "updated_at"]
-    return {"/" + r[0].split("/", 3)[3]: dict(zip(keys, r[1:], strict=True)) for r in rows}
+    return {server_path(r[0]): dict(zip(keys, r[1:], strict=True)) for r in rows}
 
 
 def chunks(db) -> dict[str, list[tuple[int, str]]]:
@@ -26,7 +32,7 @@ def chunks(db) -> dict[str, list[tuple[int, str]]]:
     ).fetchall()
     out: dict[str, list[tuple[int, str]]] = {}
     for url, doc_id, content in rows:
-        out.setdefault("/" + url.split("/", 3)[3], []).append((doc_id, content))
+        out.setdefault(server_path(url), []).append((doc_id, content))
     return out
 
 

@@ -11,6 +11,9 @@ from docsbot.urls import InvalidURL, Scope, canonical_url
         ("http://Docs.Example.org:80/a/b.html#frag", "http://docs.example.org/a/b.html"),
         ("https://docs.example.org/a?b=2&a=1", "https://docs.example.org/a?a=1&b=2"),
         ("https://docs.example.org/a%7eb", "https://docs.example.org/a~b"),
+        ("https://docs.example.org/guide/index.html", "https://docs.example.org/guide/"),
+        ("https://docs.example.org/index.htm?x=1", "https://docs.example.org/?x=1"),
+        ("https://docs.example.org/guide/myindex.html", "https://docs.example.org/guide/myindex.html"),
     ],
 )
 def test_canonical_url(url, expected):
