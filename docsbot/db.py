@@ -23,7 +23,7 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
     from datetime import datetime
 
     import numpy as np
@@ -202,23 +202,24 @@ def upsert_version(
     return found
 
 
-def bind_model(conn: psycopg.Connection, version: VersionRow, model: str, dim: int) -> None:
-    """Record the version's embedding model, or raise :class:`DatabaseError` if its vectors come from another
-    model (one model per index: vectors of two models are never mixed)."""
+def bind_model(conn: psycopg.Connection, version: VersionRow, model: str, dim: Callable[[], int]) -> None:
+    """Record the version's embedding model and vector dimension on its first run, or raise
+    :class:`DatabaseError` if its vectors come from another model (one model per index: vectors of two models
+    are never mixed). ``dim`` is only called on the first run (asking a model its dimension may load it)."""
     if version.embedding_model is None:
+        dimension = dim()
         with conn.transaction():
             conn.execute(
                 "UPDATE versions SET embedding_model = %s, embedding_dim = %s WHERE id = %s",
-                (model, dim, version.id),
+                (model, dimension, version.id),
             )
-            ensure_vector_index(conn, dim)
+            ensure_vector_index(conn, dimension)
         return
-    if version.embedding_model != model or version.embedding_dim != dim:
+    if version.embedding_model != model:
         raise DatabaseError(
             f"{version.library}@{version.name or '(no version)'} was indexed with the embedding model "
-            f"{version.embedding_model!r} ({version.embedding_dim} dimensions), but this run uses {model!r} "
-            f"({dim} dimensions); set DOCSBOT_EMBEDDING_MODEL={version.embedding_model} "
-            "or index it under another library/version name"
+            f"{version.embedding_model!r} ({version.embedding_dim} dimensions), but this run uses {model!r}; "
+            f"set DOCSBOT_EMBEDDING_MODEL={version.embedding_model} or index it under another library/version name"
         )
 
 

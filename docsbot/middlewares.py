@@ -19,9 +19,17 @@ if TYPE_CHECKING:
     from scrapy.http import Response
     from scrapy.statscollectors import StatsCollector
 
-__all__ = ["ConditionalRequestMiddleware", "NotModified", "OutOfScope", "ScopeMiddleware", "VALIDATORS_META_KEY"]
+__all__ = [
+    "ConditionalRequestMiddleware",
+    "NotModified",
+    "OutOfScope",
+    "ScopeMiddleware",
+    "PAGE_META_KEY",
+    "VALIDATORS_META_KEY",
+]
 
 VALIDATORS_META_KEY = "docsbot_validators"
+PAGE_META_KEY = "docsbot_page"  # set on requests for pages (not robots.txt or sitemaps)
 _CONDITIONAL_HEADERS = (b"If-None-Match", b"If-Modified-Since")
 
 
@@ -78,8 +86,8 @@ class OutOfScope(IgnoreRequest):
 
 
 class ScopeMiddleware:
-    """Downloader middleware that keeps every download inside the spider's ``scope`` (``url in spider.scope``),
-    redirect hops included.
+    """Downloader middleware that keeps every page download (requests with ``meta["docsbot_page"]``) inside the
+    spider's ``scope`` (``url in spider.scope``), redirect hops included.
 
     The docs spider deduplicates requests itself and sends them with ``dont_filter=True`` so that a redirect to
     an already-crawled URL still reaches it (Scrapy's duplicate filter would drop it silently); that also
@@ -96,7 +104,7 @@ class ScopeMiddleware:
 
     def process_request(self, request: Request, spider: object = None) -> None:
         scope = getattr(self.crawler.spider, "scope", None)
-        if scope is None or request.url in scope or request.url.endswith("/robots.txt"):
+        if scope is None or not request.meta.get(PAGE_META_KEY) or request.url in scope:
             return
         from docsbot.urls import InvalidURL, canonical_url
 

@@ -14,9 +14,10 @@ import time
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 import scrapy
+from protego import Protego
 from scrapy.exceptions import CloseSpider
 from scrapy.http import HtmlResponse
 from scrapy.utils.sitemap import Sitemap
@@ -26,7 +27,7 @@ from docsbot.embedding import load_embedder
 from docsbot.extract import ExtractionError, content_hash, extract_page
 from docsbot.index import IndexContext
 from docsbot.items import PageGone, PageItem
-from docsbot.middlewares import VALIDATORS_META_KEY, NotModified, OutOfScope
+from docsbot.middlewares import PAGE_META_KEY, VALIDATORS_META_KEY, NotModified, OutOfScope
 from docsbot.urls import InvalidURL, Scope, canonical_url
 
 if TYPE_CHECKING:
@@ -92,7 +93,8 @@ class CrawlArguments:
     - ``allow_mass_delete``: ``1`` lifts the mass-deletion guard (``DOCSBOT_MASS_DELETE_SHARE``) for this run.
     - ``min_recheck``: a duration (``45s``, ``30m``, ``12h``, ``7d``, ``2w``); stored pages revalidated more
       recently are not requested (their stored links are followed).
-    - ``sitemap``: URL of a sitemap (or sitemap index) whose in-scope URLs are added as seeds.
+    - ``sitemap``: URL of a sitemap (or sitemap index) whose in-scope URLs are added as seeds; by default the
+      sitemaps robots.txt names are used; ``none`` uses none.
     """
 
     url: str | None
@@ -136,7 +138,7 @@ class CrawlArguments:
             library = urlsplit(url).hostname or ""
         if prune is not None and prune not in PRUNE:
             raise SpiderArgumentError(f"-a prune must be one of {', '.join(PRUNE)}, got {prune!r}")
-        if sitemap:
+        if sitemap and sitemap != "none":
             try:
                 sitemap = canonical_url(sitemap)
             except InvalidURL as exc:
@@ -211,7 +213,7 @@ class DocsSpider(scrapy.Spider):
                     self.root_url,
                     {"max_depth": self.max_depth, "max_pages": self.max_pages, "prune": self.prune},
                 )
-            db.bind_model(conn, version, embedder.name, embedder.dim)
+            db.bind_model(conn, version, embedder.name, lambda: embedder.dim)
         self.scope = Scope.from_root(self.root_url)
         self.mass_delete_share = settings.getfloat("DOCSBOT_MASS_DELETE_SHARE")
         self.index = IndexContext(
@@ -239,8 +241,17 @@ class DocsSpider(scrapy.Spider):
         logger.info("%d pages of %s are stored", len(index.stored), index.label)
         for request in self._requests([self.root_url], -1):
             yield request
-        if self.args.sitemap:
+        if self.args.sitemap and self.args.sitemap != "none":
             yield scrapy.Request(self.args.sitemap, callback=self.parse_sitemap, dont_filter=True)
+        elif self.args.sitemap is None:  # the sitemaps robots.txt names, if any
+            robots = urlunsplit((*urlsplit(self.root_url)[:2], "/robots.txt", "", ""))
+            yield scrapy.Request(
+                robots,
+                callback=self.parse_robots,
+                errback=lambda _: None,
+                dont_filter=True,
+                meta={"dont_obey_robotstxt": True},
+            )
         # Seeds in depth order; each page is requested once (the root included) by whichever request comes first.
         for page in list(index.stored.values()):
             for request in self._requests([page.url], page.depth - 1, linked=False):
@@ -277,7 +288,7 @@ class DocsSpider(scrapy.Spider):
                 self.crawler.stats.inc_value("docsbot/skipped/recently_checked")
                 stack.extend((link, stored.depth, True) for link in reversed(stored.links))
                 continue
-            meta: dict[str, Any] = {"depth": depth}
+            meta: dict[str, Any] = {"depth": depth, PAGE_META_KEY: True}
             if stored and self.index.refresh:
                 meta[VALIDATORS_META_KEY] = (stored.etag, stored.last_modified)
             yield scrapy.Request(url, callback=self.parse_page, errback=self.page_failed, meta=meta, dont_filter=True)
@@ -383,6 +394,17 @@ class DocsSpider(scrapy.Spider):
     def _abort_root(self, reason: str) -> None:
         logger.error("the root URL %s failed (%s): stopping; nothing is deleted", self.root_url, reason)
         raise CloseSpider("root_failed")
+
+    def parse_robots(self, response: scrapy.http.Response) -> Iterator[scrapy.Request]:
+        if response.status != 200:
+            return
+        for url in Protego.parse(response.text).sitemaps:
+            try:
+                url = canonical_url(url, response.url)
+            except InvalidURL:
+                continue
+            if urlsplit(url).netloc == self.scope.netloc:
+                yield scrapy.Request(url, callback=self.parse_sitemap, dont_filter=True)
 
     def parse_sitemap(self, response: scrapy.http.Response) -> Iterator[scrapy.Request]:
         """Sitemap URLs inside the scope become seeds (and count as reachable); ``<lastmod>`` is not trusted:

@@ -55,8 +55,10 @@ class DocSite:
     _clock: int = 1_700_000_000
     _served: int = 0
 
-    def put(self, path: str, html: str, content_type: str = "text/html; charset=utf-8") -> None:
-        body = html.encode()
+    def put(
+        self, path: str, html: str, content_type: str = "text/html; charset=utf-8", encoding: str = "utf-8"
+    ) -> None:
+        body = html.encode(encoding)
         self._clock += 60
         self.pages[path] = Page(
             body, '"' + hashlib.sha1(body).hexdigest()[:16] + '"', formatdate(self._clock, usegmt=True), content_type
@@ -145,6 +147,7 @@ class DocSiteServer:
         self.site = site
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), site.handler())
         self.httpd.daemon_threads = True
+        self.httpd.handle_error = lambda request, client_address: None  # clients that hang up (size cap) are fine
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     @property

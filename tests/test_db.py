@@ -22,7 +22,7 @@ def conn(database_url):
 
 def make_version(conn, library="lib", version="1"):
     row = db.upsert_version(conn, library, version, "http://h/docs/", {"max_depth": None})
-    db.bind_model(conn, row, HashingEmbedder.name, HashingEmbedder.dim)
+    db.bind_model(conn, row, HashingEmbedder.name, lambda: HashingEmbedder.dim)
     return db.find_version(conn, library, version)
 
 
@@ -99,7 +99,7 @@ def test_unchanged_content_writes_validators_only(conn, database_url):
 def test_vectors_of_two_models_are_never_mixed(conn):
     version = make_version(conn)
     with pytest.raises(db.DatabaseError, match="indexed with the embedding model"):
-        db.bind_model(conn, version, "another/model", 768)
+        db.bind_model(conn, version, "another/model", lambda: 768)
 
 
 def test_hybrid_search_fuses_vector_and_full_text_ranks(conn, database_url):

@@ -249,15 +249,38 @@ def test_sitemap_urls_are_seeds(crawl, docsite, db):
     assert set(pages(db)) == DOC_PAGES | {"/docs/unlinked.html"}
 
 
+def test_the_sitemap_robots_txt_names_is_used(crawl, docsite, db):
+    site = docsite.site
+    site.put("/docs/unlinked.html", html_page("Unlinked", "<p>Only the sitemap knows me.</p>"))
+    site.put("/robots.txt", f"User-agent: *\nAllow: /\nSitemap: {docsite.url}/sitemap.xml\n", "text/plain")
+    site.put(
+        "/sitemap.xml",
+        '<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        f"<url><loc>{docsite.url}/docs/unlinked.html</loc></url></urlset>",
+        "application/xml",
+    )
+    index(crawl, docsite)
+    assert "/docs/unlinked.html" in pages(db)
+    site.hits.clear()
+    index(crawl, docsite, sitemap="none")
+    assert site.hits_for("/sitemap.xml") == []
+
+
 def test_non_html_and_oversized_pages_are_skipped_with_a_reason(crawl, docsite, db):
     site = docsite.site
     site.put("/docs/manual.pdf", "%PDF-1.4 not really", "application/pdf")
     site.put("/docs/huge.html", html_page("Huge", "<p>" + "x" * 200_000 + "</p>"))
     site.put("/docs/empty.html", "")
-    site.put("/docs/latin1.html", html_page("Café", "<p>Crème brûlée.</p>"), "text/html; charset=utf-8")
+    latin1 = html_page("Café", "<p>Crème brûlée.</p>").replace("—", "-")
+    site.put("/docs/latin1.html", latin1, "text/html; charset=iso-8859-1", "latin-1")
+    site.put("/docs/broken.html", "<html><body><div role=main><h1>Broken<p>Unclosed <b>tags <table><tr><td>cell")
     site.put(
         "/docs/index.html",
-        html_page("Welcome", "<p>Home.</p>", ["manual.pdf", "huge.html", "empty.html", "latin1.html", "guide.html"]),
+        html_page(
+            "Welcome",
+            "<p>Home.</p>",
+            ["manual.pdf", "huge.html", "empty.html", "latin1.html", "broken.html", "guide.html"],
+        ),
     )
     result = crawl(
         url=f"{docsite.url}/docs/index.html",
@@ -269,6 +292,8 @@ def test_non_html_and_oversized_pages_are_skipped_with_a_reason(crawl, docsite, 
     stored = pages(db)
     assert "/docs/manual.pdf" not in stored and "/docs/huge.html" not in stored and "/docs/empty.html" not in stored
     assert "Crème brûlée." in "".join(c for _, c in chunks(db)["/docs/latin1.html"])
+    broken = "".join(c for _, c in chunks(db)["/docs/broken.html"])  # malformed HTML is still indexed
+    assert "# Broken" in broken and "Unclosed" in broken and "cell" in broken
     run = last_run(db)
     assert run["skipped/not_html"] == 1 and run["skipped/unparseable"] == 1 and run["failed"] == 1
 
