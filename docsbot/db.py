@@ -286,12 +286,15 @@ class PageStore:
             )
             return {row[1]: StoredPage(*row[:6], tuple(row[6]), row[7]) async for row in cur}
 
-    async def chunk_embeddings(self, page_id: int) -> dict[str, np.ndarray]:
-        """The stored chunk vectors of a page by ``embed_hash``, for reuse when the page changed elsewhere."""
+    async def stored_embeddings(self, embed_hashes: list[str]) -> dict[str, np.ndarray]:
+        """Vectors already stored for these ``embed_hash`` keys (sha256 of model + embedded text), from any page
+        of any version: equal keys mean the same model embedded the same text. One indexed query."""
+        if not embed_hashes:
+            return {}
         async with self._pool.connection() as conn:
             cur = await conn.execute(
-                "SELECT embed_hash, embedding FROM documents WHERE page_id = %s AND embed_hash IS NOT NULL",
-                (page_id,),
+                "SELECT DISTINCT ON (embed_hash) embed_hash, embedding FROM documents WHERE embed_hash = ANY(%s)",
+                (embed_hashes,),
             )
             return {key: vector for key, vector in await cur.fetchall()}
 

@@ -131,8 +131,9 @@ class EmbeddingBatcher:
 class EmbedPipeline:
     """Embed the chunks of changed pages (batched across pages, off the reactor thread).
 
-    A chunk whose embedded text is identical to one the page already has in the index (same ``embed_hash``:
-    model + text) keeps the stored vector instead: a one-paragraph edit on a long page embeds about one chunk.
+    A chunk whose embedded text is already in the index (same ``embed_hash``: model + text, on any page of any
+    version) reuses the stored vector instead: a one-paragraph edit on a long page embeds about one chunk, and
+    indexing a new version of a library embeds only what changed since the last one.
 
     Stats: ``docsbot/chunks_embedded``, ``docsbot/chunks_reused``. If the model cannot be loaded the crawl is
     closed with reason ``embedding_model_error`` and no page is written.
@@ -152,10 +153,9 @@ class EmbedPipeline:
         if not isinstance(item, PageItem) or not item.changed or not item.chunks:
             return item
         index = _index(self.crawler)
-        if item.page_id is not None:
-            stored = await index.store.chunk_embeddings(item.page_id)
-            for chunk in item.chunks:
-                chunk.embedding = stored.get(chunk.embed_hash)
+        stored = await index.store.stored_embeddings(list({c.embed_hash for c in item.chunks}))
+        for chunk in item.chunks:
+            chunk.embedding = stored.get(chunk.embed_hash)
         todo = [c for c in item.chunks if c.embedding is None]
         self.crawler.stats.inc_value("docsbot/chunks_reused", len(item.chunks) - len(todo))
         if not todo:

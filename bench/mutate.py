@@ -1,0 +1,77 @@
+"""A deterministic, seeded "docs release" applied to a directory of HTML docs (for `make bench`).
+
+Edits one paragraph in ``edit`` of the pages, deletes ``delete`` of them and adds ``add`` new pages, each linked
+from an existing page (which changes that page too). The same seed gives the same release.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+_MAIN = re.compile(r'role="main"|<main|class="body"')
+_PARAGRAPH = re.compile(r"<p>(.{40,}?)</p>", re.S)
+WORDS = [
+    *("buffer", "stream", "socket", "coroutine", "parser", "encoder", "decimal", "thread", "queue", "context"),
+    *("manager", "iterator", "generator", "descriptor", "registry", "protocol", "transport", "handler"),
+    *("timeout", "archive", "locale", "checksum"),
+]
+
+
+@dataclass
+class Release:
+    edited: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    added: list[str] = field(default_factory=list)
+    hosts: list[str] = field(default_factory=list)  # pages edited to link the added ones
+
+
+def _sentence(rng: random.Random, n: int = 14) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(n)).capitalize() + "."
+
+
+def release(root: Path, seed: int = 42, edit: float = 0.05, delete: float = 0.02, add: float = 0.02) -> Release:
+    rng = random.Random(seed)
+    pages = sorted(
+        str(p.relative_to(root))
+        for p in root.rglob("*.html")
+        if _MAIN.search(p.read_text(errors="replace")) and p.name not in ("index.html", "genindex.html")
+    )
+    rng.shuffle(pages)
+    n_edit, n_delete, n_add = (max(1, round(len(pages) * share)) for share in (edit, delete, add))
+    out = Release()
+    for rel in pages[:n_edit]:
+        path = root / rel
+        html = path.read_text()
+        start = _MAIN.search(html).end()
+        m = _PARAGRAPH.search(html, start)
+        if not m:
+            continue
+        edited = f"<p>{m.group(1)} {_sentence(rng)}</p>"
+        path.write_text(html[: m.start()] + edited + html[m.end() :])
+        out.edited.append(rel)
+    for rel in pages[n_edit : n_edit + n_delete]:
+        (root / rel).unlink()
+        out.deleted.append(rel)
+    hosts = pages[n_edit + n_delete : n_edit + n_delete + n_add]
+    for i, host_rel in enumerate(hosts):
+        host = root / host_rel
+        name = f"release-note-{seed}-{i}.html"
+        body = "".join(f"<h2>{_sentence(rng, 3)[:-1]}</h2><p>{_sentence(rng)} {_sentence(rng)}</p>" for _ in range(4))
+        (host.parent / name).write_text(
+            f"<!DOCTYPE html><html><head><title>Release note {i}</title></head><body>"
+            f'<div class="body" role="main"><h1>Release note {i}</h1>{body}</div></body></html>'
+        )
+        html = host.read_text()
+        start = _MAIN.search(html).end()
+        m = _PARAGRAPH.search(html, start)
+        insert = m.end() if m else start
+        host.write_text(html[:insert] + f'<p>See <a href="{name}">release note {i}</a>.</p>' + html[insert:])
+        out.added.append(str((host.parent / name).relative_to(root)))
+        out.hosts.append(host_rel)
+    return out
