@@ -17,7 +17,7 @@ VERSION ?= 3.11
 ARGS ?=
 Q ?= create a task with asyncio
 
-.PHONY: install model docs-server index refresh search status test lint clean
+.PHONY: install model docs-server index refresh search status test lint bench clean
 
 install: $(VENV)/.installed
 $(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
@@ -55,6 +55,10 @@ status: install
 
 test: install model
 	$(BIN)/pytest $(PYTEST_ARGS)
+
+# The benchmark (BENCHMARKS.md): installs nginx and python3.11-doc if needed, about 20 minutes on 2 cores.
+bench: install model docs-server
+	$(BIN)/python bench/run.py $(BENCH_ARGS)
 
 lint: install
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .

