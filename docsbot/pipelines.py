@@ -12,6 +12,7 @@ import logging
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
+import numpy as np
 from scrapy.exceptions import DropItem, NotConfigured
 
 from docsbot.chunking import Chunker, context_line, embed_text
@@ -19,7 +20,6 @@ from docsbot.embedding import EmbeddingModelError
 from docsbot.items import Chunk, PageGone, PageItem
 
 if TYPE_CHECKING:
-    import numpy as np
     from scrapy.crawler import Crawler
 
     from docsbot.embedding import Embedder
@@ -82,10 +82,11 @@ class EmbeddingBatcher:
     """Embeds texts of many pages together, on one worker thread, while the reactor keeps crawling.
 
     Callers ``await embed(texts)``; texts waiting while the model is busy are merged into the next call (up to
-    ``max_texts``), so batches fill up across pages. Model errors are raised to every caller of that batch.
+    ``max_texts``), so batches fill up across pages, and sorted by length so that each of the model's
+    sub-batches pads little. Model errors are raised to every caller of that batch.
     """
 
-    def __init__(self, embedder: Embedder, max_texts: int = 128) -> None:
+    def __init__(self, embedder: Embedder, max_texts: int = 256) -> None:
         self.embedder = embedder
         self.max_texts = max_texts
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="docsbot-embed")
@@ -109,10 +110,13 @@ class EmbeddingBatcher:
                 texts, future = self._pending.pop(0)
                 batch.append((texts, future))
                 count += len(texts)
+            texts = [t for texts, _ in batch for t in texts]
+            # Sorted by length, the model's sub-batches hold texts of similar length: less padding to compute.
+            order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
             try:
-                vectors = await loop.run_in_executor(
-                    self._executor, self.embedder.embed, [t for texts, _ in batch for t in texts]
-                )
+                ordered = await loop.run_in_executor(self._executor, self.embedder.embed, [texts[i] for i in order])
+                vectors = np.empty_like(ordered)
+                vectors[order] = ordered
             except Exception as exc:  # noqa: BLE001 - handed to the waiting pages
                 for _, future in batch:
                     if not future.done():
@@ -141,7 +145,7 @@ class EmbedPipeline:
 
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
-        self.max_texts = 4 * crawler.settings.getint("DOCSBOT_EMBED_BATCH_SIZE")
+        self.max_texts = 8 * crawler.settings.getint("DOCSBOT_EMBED_BATCH_SIZE")
         self._batcher: EmbeddingBatcher | None = None
         self._failed = False
 
