@@ -27,6 +27,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -35,7 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.mutate import release  # noqa: E402
+from bench.mutate import Release, release  # noqa: E402
 from docsbot.settings import DOCSBOT_EMBED_BATCH_SIZE  # noqa: E402
 
 LIBRARY = "bench"
@@ -66,6 +67,8 @@ class Bench:
         self.phases: list[Phase] = []
         self.server: subprocess.Popen | None = None
         self.pg = None
+        # Scrapy looks for scrapy.cfg from the working directory upwards; the plain spider must not find ours.
+        self.outside = Path(tempfile.mkdtemp(prefix="docsbot-bench-"))
 
     # --- setup ---
 
@@ -102,6 +105,7 @@ class Bench:
             self.env["DOCSBOT_EMBEDDER"] = self.args.embedder
 
     def teardown(self) -> None:
+        shutil.rmtree(self.outside, ignore_errors=True)
         if self.server is not None:
             self.server.terminate()
         elif self.args.server == "nginx":
@@ -139,7 +143,7 @@ class Bench:
         offset = self._log_size()
         out = open(self.work / f"{name}.log", "w")  # noqa: SIM115
         # docsbot runs in its project; the plain spider outside it, with Scrapy's defaults and its own settings.
-        cwd = ROOT if docsbot_library else self.work
+        cwd = ROOT if docsbot_library else self.outside
         start = time.monotonic()
         proc = subprocess.Popen(cmd, cwd=cwd, env=self.env, stdout=out, stderr=subprocess.STDOUT)
         _, status, usage = os.wait4(proc.pid, 0)
@@ -284,7 +288,7 @@ def measure(bench: Bench, args: argparse.Namespace) -> int:
     bench.docsbot("fresh index of the release", f"url={root}", library=f"{LIBRARY}-check")
     fresh = bench.snapshot(f"{LIBRARY}-check")
     invariant_ok = after == fresh
-    problems = []
+    problems: list[str] = []
     if not invariant_ok:
         missing, extra = sorted(set(fresh) - set(after)), sorted(set(after) - set(fresh))
         differ = sorted(p for p in set(after) & set(fresh) if after[p] != fresh[p])
@@ -321,18 +325,7 @@ def measure(bench: Bench, args: argparse.Namespace) -> int:
     ]
     report = render(
         bench,
-        args,
-        ratios,
-        refreshes,
-        bare_304s,
-        bare_full,
-        raw_rate,
-        sampled,
-        change,
-        changed_chunks,
-        invariant_ok,
-        problems,
-        db_size,
+        Results(ratios, refreshes, bare_304s, bare_full, raw_rate, sampled, change, changed_chunks, problems, db_size),
     )
     print(report)
     Path(args.report).write_text(report)
@@ -354,25 +347,30 @@ def _target_met(value: float, target: str) -> bool:
     }[op]
 
 
-def render(
-    bench,
-    args,
-    ratios,
-    refreshes,
-    bare_304s,
-    bare_full,
-    raw_rate,
-    sampled,
-    change,
-    changed_chunks,
-    invariant_ok,
-    problems,
-    db_size,
-) -> str:
+@dataclass
+class Results:
+    ratios: list[tuple[str, float, str]]
+    refreshes: list[Phase]
+    bare_304s: list[Phase]
+    bare_full: Phase
+    raw_rate: float  # texts per second
+    sampled: int
+    change: Release
+    changed_chunks: int
+    problems: list[str]  # empty when refresh ≡ re-index holds
+    db_size: int  # bytes
+
+    @property
+    def invariant_ok(self) -> bool:
+        return not self.problems
+
+
+def render(bench: Bench, r: Results) -> str:
     import fastembed
     import psycopg
     import scrapy
 
+    args = bench.args
     lines = [
         "# docsbot benchmark",
         "",
@@ -394,24 +392,24 @@ def render(
         )
     lines += [
         "",
-        f"Raw embedding throughput (the model alone, batch {DOCSBOT_EMBED_BATCH_SIZE}, {sampled} chunks of the index): "
-        f"**{raw_rate:.1f} chunks/s**. Database size after all phases: {db_size / 2**20:.0f} MiB.",
-        f"Docs release (seed {args.seed}): {len(change.edited)} pages edited, {len(change.deleted)} deleted, "
-        f"{len(change.added)} added; {changed_chunks} chunks with new text after the refresh.",
-        f"Refresh ≡ re-index: **{'holds' if invariant_ok else 'BROKEN'}** (same pages and chunk texts as a fresh "
-        "full index of the released tree)." + ("" if invariant_ok else " " + "; ".join(problems)),
+        f"Raw embedding throughput (fastembed alone, batch {DOCSBOT_EMBED_BATCH_SIZE}, {r.sampled} chunks of the "
+        f"index): **{r.raw_rate:.1f} chunks/s**. Database size after all phases: {r.db_size / 2**20:.0f} MiB.",
+        f"Docs release (seed {args.seed}): {len(r.change.edited)} pages edited, {len(r.change.deleted)} deleted, "
+        f"{len(r.change.added)} added; {r.changed_chunks} chunks with new text after the refresh.",
+        f"Refresh ≡ re-index: **{'holds' if r.invariant_ok else 'BROKEN'}** (same pages and chunk texts as a fresh "
+        "full index of the released tree)." + ("" if r.invariant_ok else " " + "; ".join(r.problems)),
         "",
         "| ratio (within this run) | value | target | met |",
         "|---|---:|---|---|",
     ]
-    for name, value, target in ratios:
+    for name, value, target in r.ratios:
         lines.append(f"| {name} | {value:.3f} | {target} | {'yes' if _target_met(value, target) else '**no**'} |")
     lines += [
         "",
-        f"Refresh and plain all-304 walls are medians of {len(refreshes)} alternating runs each "
-        f"(refresh: {', '.join(f'{p.wall:.1f}' for p in refreshes)} s; plain: "
-        f"{', '.join(f'{p.wall:.1f}' for p in bare_304s)} s), both timed as whole processes. "
-        f"Plain Scrapy full crawl: {bare_full.pages / bare_full.wall:.0f} pages/s.",
+        f"Refresh and plain all-304 walls are medians of {len(r.refreshes)} alternating runs each "
+        f"(refresh: {', '.join(f'{p.wall:.1f}' for p in r.refreshes)} s; plain: "
+        f"{', '.join(f'{p.wall:.1f}' for p in r.bare_304s)} s), both timed as whole processes. "
+        f"Plain Scrapy full crawl: {r.bare_full.pages / r.bare_full.wall:.0f} pages/s.",
         "",
     ]
     return "\n".join(lines)

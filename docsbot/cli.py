@@ -20,6 +20,8 @@ from docsbot.embedding import EmbeddingModelError, load_embedder
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    import psycopg
+
 __all__ = ["main"]
 
 
@@ -29,14 +31,20 @@ def _settings() -> Settings:
     return settings
 
 
+def _database() -> psycopg.Connection:
+    """A connection to the configured (or embedded) database, schema migrated."""
+    conn = db.connect(db.resolve_dsn(_settings()))
+    db.migrate(conn)
+    return conn
+
+
 def _excerpt(text: str, width: int = 300) -> str:
     return textwrap.shorten(" ".join(text.split()), width=width, placeholder=" …")
 
 
 def cmd_search(args: argparse.Namespace) -> int:
     settings = _settings()
-    with db.connect(db.resolve_dsn(settings)) as conn:
-        db.migrate(conn)
+    with _database() as conn:
         versions = db.list_versions(conn, args.library, args.version)
         if not versions:
             print("nothing indexed matches; index a site with `scrapy crawl docs -a url=URL`", file=sys.stderr)
@@ -78,9 +86,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    settings = _settings()
-    with db.connect(db.resolve_dsn(settings)) as conn:
-        db.migrate(conn)
+    with _database() as conn:
         versions = db.status(conn)
     if not versions:
         print("nothing indexed yet; index a site with `scrapy crawl docs -a url=URL`")
@@ -101,9 +107,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_delete(args: argparse.Namespace) -> int:
-    settings = _settings()
-    with db.connect(db.resolve_dsn(settings)) as conn:
-        db.migrate(conn)
+    with _database() as conn:
         deleted = db.delete_version(conn, args.library, args.version)
     if not deleted:
         which = f"{args.library}@{args.version}" if args.version is not None else args.library
