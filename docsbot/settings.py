@@ -45,12 +45,19 @@ USER_AGENT = "docsbot/0.1 (documentation indexer; +https://pypi.org/project/scra
 ROBOTSTXT_OBEY = True
 CONCURRENT_REQUESTS = 16
 CONCURRENT_REQUESTS_PER_DOMAIN = 8
-# AutoThrottle backs off when a server slows down. It starts at no delay: it never lowers its delay on non-200
-# answers, so a start delay would hold an all-304 refresh at that pace for the whole run.
-AUTOTHROTTLE_ENABLED = True
+# Politeness is bounded by the per-domain concurrency above, robots.txt (Crawl-delay included) and Scrapy's retries
+# of 429/503. AutoThrottle is off: it paces every request by a delay derived from measured latency, which on an
+# all-304 refresh is mostly the crawler's own event-loop time, and it never lowers that delay on non-200 answers;
+# with it, an unchanged refresh of 538 pages took 2.2-4.8 s here instead of a steady 2.2 s. Turn it on for a fragile
+# server with -s AUTOTHROTTLE_ENABLED=1 (AUTOTHROTTLE_START_DELAY=0 keeps a refresh from starting slow).
+AUTOTHROTTLE_ENABLED = False
 AUTOTHROTTLE_START_DELAY = 0
 AUTOTHROTTLE_MAX_DELAY = 10
 AUTOTHROTTLE_TARGET_CONCURRENCY = 8
+# Outputs of one callback processed in parallel. A page yields its links and at most one item, and Scrapy starts
+# this many asyncio tasks for every callback and errback (each 304 included): 100, the default, cost 0.6 s of
+# an all-304 refresh of 538 pages here.
+CONCURRENT_ITEMS = 4
 DOWNLOAD_TIMEOUT = 30
 RETRY_TIMES = 2
 # Pages larger than this are not downloaded (counted as failed; a stored copy is kept).
