@@ -11,6 +11,8 @@ import os
 
 from platformdirs import user_data_path
 
+from docsbot.render import launch_options
+
 BOT_NAME = "docsbot"
 SPIDER_MODULES = ["spiders"]
 NEWSPIDER_MODULE = "spiders"
@@ -63,6 +65,21 @@ RETRY_TIMES = 2
 # Pages larger than this are not downloaded (counted as failed; a stored copy is kept).
 DOWNLOAD_MAXSIZE = int(os.environ.get("DOCSBOT_MAX_PAGE_BYTES", str(10 * 1024 * 1024)))
 DOWNLOAD_WARNSIZE = 0
+
+# --- JavaScript rendering (scrapy-playwright; see docsbot.render) ----------------------------------------------
+# Pages rendered in a browser besides -a render=js: a regular expression matched against each canonical URL
+# (a list of them in a settings file). The download handler is switched to scrapy-playwright only when a run
+# renders; a stored page is revalidated with a plain conditional request first and rendered only on 200.
+DOCSBOT_RENDER_URLS = os.environ.get("DOCSBOT_RENDER_URLS", "")
+# When a render is done: "load", "domcontentloaded" or "networkidle" (content fetched by scripts has arrived).
+DOCSBOT_RENDER_WAIT_UNTIL = os.environ.get("DOCSBOT_RENDER_WAIT_UNTIL", "networkidle")
+PLAYWRIGHT_BROWSER_TYPE = "chromium"
+PLAYWRIGHT_LAUNCH_OPTIONS = launch_options(
+    os.environ.get("DOCSBOT_CHROMIUM", "/usr/bin/chromium"), root=hasattr(os, "geteuid") and os.geteuid() == 0
+)
+PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT = int(os.environ.get("DOCSBOT_RENDER_TIMEOUT_MS", "30000"))
+PLAYWRIGHT_MAX_PAGES_PER_CONTEXT = int(os.environ.get("DOCSBOT_RENDER_CONCURRENCY", "4"))
+PLAYWRIGHT_ABORT_REQUEST = "docsbot.render.abort_request"
 
 # --- Refresh safety -----------------------------------------------------------------------------------------
 # A run deletes (404/410 pages, pruned orphans) only when it completed and the root answered 200/304, and

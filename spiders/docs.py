@@ -28,6 +28,7 @@ from docsbot.extract import ExtractionError, content_hash, extract_page
 from docsbot.index import IndexContext
 from docsbot.items import PageGone, PageItem
 from docsbot.middlewares import PAGE_META_KEY, VALIDATORS_META_KEY, NotModified, OutOfScope
+from docsbot.render import RENDER_MODES, RenderPolicy, enable_rendering
 from docsbot.urls import InvalidURL, Scope, canonical_url
 
 if TYPE_CHECKING:
@@ -45,6 +46,10 @@ PRUNE = ("none", "orphans")
 GONE = (404, 410)
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
 _DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+# On a request revalidated over plain HTTP: render the page in the browser if it answers 200.
+RENDER_ON_200_META_KEY = "docsbot_render_on_200"
+# On a render request that follows such a 200: that response's (etag, last_modified), the ones to store.
+FETCHED_VALIDATORS_META_KEY = "docsbot_fetched_validators"
 
 
 class SpiderArgumentError(ValueError):
@@ -95,6 +100,9 @@ class CrawlArguments:
       recently are not requested (their stored links are followed).
     - ``sitemap``: URL of a sitemap (or sitemap index) whose in-scope URLs are added as seeds; by default the
       sitemaps robots.txt names are used; ``none`` uses none.
+    - ``render``: ``js`` renders every page in Chromium through scrapy-playwright (:mod:`docsbot.render`);
+      ``none`` (default) renders only URLs matching ``DOCSBOT_RENDER_URLS``. Stored by the index, reused by
+      refreshes unless given again.
     """
 
     url: str | None
@@ -107,6 +115,7 @@ class CrawlArguments:
     allow_mass_delete: bool = False
     min_recheck: timedelta | None = None
     sitemap: str | None = None
+    render: str | None = None
 
     @classmethod
     def parse(
@@ -121,6 +130,7 @@ class CrawlArguments:
         allow_mass_delete: Any = None,
         min_recheck: Any = None,
         sitemap: str | None = None,
+        render: str | None = None,
     ) -> CrawlArguments:
         mode = (mode or ("full" if url else "refresh")).strip().lower()
         if mode not in MODES:
@@ -143,6 +153,10 @@ class CrawlArguments:
                 sitemap = canonical_url(sitemap)
             except InvalidURL as exc:
                 raise SpiderArgumentError(f"-a sitemap: {exc}") from None
+        if render is not None:
+            render = render.strip().lower()
+            if render not in RENDER_MODES:
+                raise SpiderArgumentError(f"-a render must be one of {', '.join(RENDER_MODES)}, got {render!r}")
         return cls(
             url=url,
             library=library.strip(),
@@ -154,6 +168,7 @@ class CrawlArguments:
             allow_mass_delete=_flag("allow_mass_delete", allow_mass_delete),
             min_recheck=_duration("min_recheck", min_recheck),
             sitemap=sitemap or None,
+            render=render,
         )
 
 
@@ -203,15 +218,24 @@ class DocsSpider(scrapy.Spider):
                 self.max_depth = args.max_depth if args.max_depth is not None else stored.get("max_depth")
                 self.max_pages = args.max_pages if args.max_pages is not None else stored.get("max_pages")
                 self.prune = args.prune or stored.get("prune") or "none"
+                render_mode = args.render or stored.get("render") or "none"
+                self._configure_rendering(crawler, render_mode)
             else:
                 self.root_url = args.url
                 self.max_depth, self.max_pages, self.prune = args.max_depth, args.max_pages, args.prune or "none"
+                render_mode = args.render or "none"
+                self._configure_rendering(crawler, render_mode)
                 version = db.upsert_version(
                     conn,
                     args.library,
                     args.version,
                     self.root_url,
-                    {"max_depth": self.max_depth, "max_pages": self.max_pages, "prune": self.prune},
+                    {
+                        "max_depth": self.max_depth,
+                        "max_pages": self.max_pages,
+                        "prune": self.prune,
+                        "render": render_mode,
+                    },
                 )
             db.bind_model(conn, version, embedder.name, lambda: embedder.dim)
         self.scope = Scope.from_root(self.root_url)
@@ -220,7 +244,7 @@ class DocsSpider(scrapy.Spider):
             version, args.mode, db.PageStore(dsn, settings.getint("DOCSBOT_DB_POOL_SIZE")), embedder
         )
         logger.info(
-            "%s of %s from %s (scope %s%s, max_depth=%s, max_pages=%s, prune=%s)",
+            "%s of %s from %s (scope %s%s, max_depth=%s, max_pages=%s, prune=%s, render=%s)",
             args.mode,
             self.index.label,
             self.root_url,
@@ -229,7 +253,20 @@ class DocsSpider(scrapy.Spider):
             self.max_depth,
             self.max_pages,
             self.prune,
+            render_mode if self.render.all_pages or not self.render.enabled else "DOCSBOT_RENDER_URLS",
         )
+
+    def _configure_rendering(self, crawler: Crawler, render_mode: str) -> None:
+        """Which pages go through the browser; with any, the download handler becomes scrapy-playwright's (the
+        crawler applies its settings after the spider is created). Raises before anything is written."""
+        settings = crawler.settings
+        try:
+            self.render = RenderPolicy.from_settings(render_mode, settings.get("DOCSBOT_RENDER_URLS"))
+        except ValueError as exc:
+            raise SpiderArgumentError(str(exc)) from None
+        self.render_wait_until = settings.get("DOCSBOT_RENDER_WAIT_UNTIL")
+        if self.render.enabled:
+            enable_rendering(settings)
 
     # --- requests ---
 
@@ -289,9 +326,33 @@ class DocsSpider(scrapy.Spider):
                 stack.extend((link, stored.depth, True) for link in reversed(stored.links))
                 continue
             meta: dict[str, Any] = {"depth": depth, PAGE_META_KEY: True}
-            if stored and self.index.refresh:
+            render = self.render(url)
+            if stored and self.index.refresh and (stored.etag or stored.last_modified or not render):
                 meta[VALIDATORS_META_KEY] = (stored.etag, stored.last_modified)
+                if render:
+                    meta[RENDER_ON_200_META_KEY] = True  # revalidate over plain HTTP; render only if changed
+            elif render:
+                meta.update(self._render_meta())
             yield scrapy.Request(url, callback=self.parse_page, errback=self.page_failed, meta=meta, dont_filter=True)
+
+    def _render_meta(self) -> dict[str, Any]:
+        return {"playwright": True, "playwright_page_goto_kwargs": {"wait_until": self.render_wait_until}}
+
+    def _render_after_200(self, response: scrapy.http.Response) -> scrapy.Request:
+        """The plain conditional request for a rendered page answered 200 (the page changed): render it, keeping
+        the plain response's validators (a browser navigation cannot be revalidated later)."""
+        self.crawler.stats.inc_value("docsbot/render/after_200")
+        meta = {
+            "depth": response.meta["depth"],
+            PAGE_META_KEY: True,
+            FETCHED_VALIDATORS_META_KEY: (_header(response, b"ETag"), _header(response, b"Last-Modified")),
+            **self._render_meta(),
+        }
+        if response.meta.get("redirect_urls"):
+            meta["redirect_urls"] = response.meta["redirect_urls"]
+        return scrapy.Request(
+            response.url, callback=self.parse_page, errback=self.page_failed, meta=meta, dont_filter=True
+        )
 
     # --- responses ---
 
@@ -309,6 +370,15 @@ class DocsSpider(scrapy.Spider):
             if origin_page:
                 yield PageGone(index.version.id, origin_page.id, origin, str(response.status))
             return
+        if response.meta.get(RENDER_ON_200_META_KEY) and isinstance(response, HtmlResponse):
+            yield self._render_after_200(response)
+            return
+        if response.meta.get("playwright"):
+            self.crawler.stats.inc_value("docsbot/rendered")
+            if url not in self.scope:  # the browser followed a redirect (or script navigation) out of scope
+                self.crawler.stats.inc_value("docsbot/skipped/out_of_scope")
+                logger.warning("not indexing %s: the render of %s ended out of scope", url, origin)
+                return
         if not isinstance(response, HtmlResponse):
             self.crawler.stats.inc_value("docsbot/skipped/not_html")
             content_type = response.headers.get("Content-Type", b"unknown").decode("latin-1")
@@ -345,6 +415,10 @@ class DocsSpider(scrapy.Spider):
             return  # stored already this run, reached again under another URL
         self._claimed.add(target)
         self._requested.add(target)
+        etag, last_modified = response.meta.get(FETCHED_VALIDATORS_META_KEY) or (
+            _header(response, b"ETag"),
+            _header(response, b"Last-Modified"),
+        )
         yield PageItem(
             version_id=index.version.id,
             url=target,
@@ -353,8 +427,8 @@ class DocsSpider(scrapy.Spider):
             content_hash=content_hash(extracted.title, extracted.markdown),
             depth=page.depth if page else response.meta["depth"],
             links=links,
-            etag=_header(response, b"ETag"),
-            last_modified=_header(response, b"Last-Modified"),
+            etag=etag,
+            last_modified=last_modified,
             content_type=_header(response, b"Content-Type"),
             canonical_url=extracted.canonical_url,
             page_id=page.id if page else None,

@@ -1,0 +1,106 @@
+"""JavaScript rendering through scrapy-playwright, for documentation sites that build their pages in the browser.
+
+Which pages are rendered: all of them with ``-a render=js``, and any page whose canonical URL matches the
+``DOCSBOT_RENDER_URLS`` regular expression (``re.search``; a list of expressions in a settings file). Everything
+else keeps Scrapy's plain HTTP download handler; so does every *conditional* request: a stored page is first
+revalidated with a plain conditional request (RFC 9110 §13.1) and rendered only when that answers 200, so an
+unchanged JavaScript site costs 304s, not browser renders. (Playwright does not handle conditional requests: a
+304 to a browser navigation hangs until the navigation timeout.)
+
+The browser is the system Chromium (Debian's ``chromium`` package, ``/usr/bin/chromium``; ``DOCSBOT_CHROMIUM``
+or ``PLAYWRIGHT_LAUNCH_OPTIONS["executable_path"]`` name another); it starts on the first render only. Pages are
+closed after each render (scrapy-playwright's default without ``playwright_include_page``). A render that times
+out (``PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT``, ms) or crashes fails the request: the stored page is kept.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from scrapy.settings import Settings
+
+__all__ = ["RENDER_MODES", "RenderError", "RenderPolicy", "abort_request", "enable_rendering"]
+
+RENDER_MODES = ("none", "js")
+PLAYWRIGHT_HANDLER = "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler"
+# Sub-resources a text extractor never needs; aborting them keeps renders fast and the browser small.
+_SKIPPED_RESOURCES = frozenset({"image", "media", "font"})
+
+
+class RenderError(RuntimeError):
+    """Rendering was asked for but cannot work here (scrapy-playwright missing, no Chromium at the path)."""
+
+
+@dataclass(frozen=True)
+class RenderPolicy:
+    """Which URLs are rendered: every one when ``all_pages``, else those matching one of ``patterns``."""
+
+    all_pages: bool = False
+    patterns: tuple[re.Pattern[str], ...] = ()
+
+    @classmethod
+    def from_settings(cls, mode: str, patterns: str | Iterable[str] | None) -> RenderPolicy:
+        """``mode`` is the ``render`` spider argument (``none``/``js``); ``patterns`` the ``DOCSBOT_RENDER_URLS``
+        setting: one regular expression (a string) or several (a list). Raises ``ValueError`` for a bad one."""
+        if isinstance(patterns, str):
+            patterns = [patterns] if patterns.strip() else []
+        compiled = []
+        for pattern in patterns or ():
+            try:
+                compiled.append(re.compile(pattern))
+            except re.error as exc:
+                raise ValueError(f"DOCSBOT_RENDER_URLS: bad regular expression {pattern!r}: {exc}") from None
+        return cls(all_pages=mode == "js", patterns=tuple(compiled))
+
+    @property
+    def enabled(self) -> bool:
+        return self.all_pages or bool(self.patterns)
+
+    def __call__(self, url: str) -> bool:
+        return self.all_pages or any(p.search(url) for p in self.patterns)
+
+
+def enable_rendering(settings: Settings) -> None:
+    """Route ``http``/``https`` through scrapy-playwright's download handler (requests without
+    ``meta["playwright"]`` still go through Scrapy's plain handler). Called before the crawler applies its
+    settings. Raises :class:`RenderError` when scrapy-playwright is not installed or the browser is missing."""
+    try:
+        import scrapy_playwright  # noqa: F401
+    except ImportError:
+        raise RenderError("rendering needs scrapy-playwright: pip install scrapy-playwright") from None
+    executable = (settings.getdict("PLAYWRIGHT_LAUNCH_OPTIONS") or {}).get("executable_path")
+    if executable and not os.access(executable, os.X_OK):
+        raise RenderError(
+            f"rendering needs Chromium at {executable} (Debian: apt-get install chromium); set DOCSBOT_CHROMIUM "
+            "or PLAYWRIGHT_LAUNCH_OPTIONS['executable_path'] to another browser"
+        )
+    handlers = dict(settings.getdict("DOWNLOAD_HANDLERS"))
+    handlers.update({"http": PLAYWRIGHT_HANDLER, "https": PLAYWRIGHT_HANDLER})
+    settings.set("DOWNLOAD_HANDLERS", handlers, priority="spider")
+
+
+def launch_options(executable: str, *, root: bool) -> dict[str, Any]:
+    """``PLAYWRIGHT_LAUNCH_OPTIONS`` for a headless system Chromium on a machine without outside network:
+    background networking off (its connections would be refused), no sandbox when running as root (Chromium
+    refuses to start as root with it)."""
+    args = [
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+    ]
+    if root:
+        args.append("--no-sandbox")
+    return {"executable_path": executable, "headless": True, "args": args}
+
+
+def abort_request(request: Any) -> bool:
+    """``PLAYWRIGHT_ABORT_REQUEST``: skip images, media and fonts while rendering (text is all docsbot keeps)."""
+    return request.resource_type in _SKIPPED_RESOURCES

@@ -1,0 +1,144 @@
+"""JavaScript-rendered docs through scrapy-playwright and Debian's Chromium (installed by `make test`).
+
+The test site's pages are empty shells: a script fetches each page's text and writes it into the main content,
+as single-page documentation apps do. Only a browser ever requests the script, so the server's log tells
+exactly how many renders a run cost.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.docsite import DocSite, DocSiteServer, html_page
+from tests.test_crawl import chunks, last_run, pages
+
+APP_JS = """
+fetch(document.body.dataset.content)
+  .then((r) => r.text())
+  .then((html) => { document.getElementById("app").innerHTML = html; });
+"""
+
+
+def js_page(title: str, content: str, links: list[str] = ()) -> str:
+    """A shell whose main content is written by app.js from ``content`` (a path the script fetches)."""
+    page = html_page(title, '<div id="app"><p>Loading…</p></div>', links)
+    return page.replace("<body>", f'<body data-content="{content}">').replace(
+        "</body>", '<script src="/docs/app.js"></script></body>'
+    )
+
+
+def build_js_site() -> DocSite:
+    site = DocSite()
+    site.put("/docs/app.js", APP_JS, "text/javascript")
+    site.put("/docs/index.html", js_page("Welcome", "/content/index.frag", ["tutorial.html", "static.html"]))
+    site.put("/content/index.frag", "<h2>Overview</h2><p>The quokka library hops between event loops.</p>")
+    site.put("/docs/tutorial.html", js_page("Tutorial", "/content/tutorial.frag", ["index.html"]))
+    site.put("/content/tutorial.frag", "<h2>First steps</h2><p>Feed the wallaby a coroutine.</p>")
+    site.put("/docs/static.html", html_page("Static", "<p>Plain HTML needs no browser.</p>", ["index.html"]))
+    return site
+
+
+@pytest.fixture
+def jssite():
+    with DocSiteServer(build_js_site()) as server:
+        yield server
+
+
+def renders(site: DocSite) -> int:
+    """Browser renders of the script pages (only a browser runs app.js)."""
+    return len(site.hits_for("/docs/app.js"))
+
+
+def text_of(db) -> str:
+    return "\n".join(content for page in chunks(db).values() for _, content in page)
+
+
+def run(crawl, **args):
+    result = crawl(library="jsdocs", **args)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result
+
+
+def test_without_rendering_the_script_written_content_is_missing(crawl, jssite, db):
+    run(crawl, url=f"{jssite.url}/docs/index.html")
+    assert set(pages(db)) == {"/docs/index.html", "/docs/tutorial.html", "/docs/static.html"}
+    text = text_of(db)
+    assert "quokka" not in text and "wallaby" not in text
+    assert "Plain HTML needs no browser." in text
+    assert renders(jssite.site) == 0
+
+
+def test_render_js_indexes_what_the_browser_shows_and_an_unchanged_refresh_renders_nothing(crawl, jssite, db):
+    site = jssite.site
+    run(crawl, url=f"{jssite.url}/docs/index.html", render="js")
+    text = text_of(db)
+    assert "The quokka library hops between event loops." in text
+    assert "Feed the wallaby a coroutine." in text
+    assert renders(site) == 2  # the two script pages, once each
+    assert last_run(db)["rendered"] == 3  # render=js renders every page, static.html included
+    stored = pages(db)
+    assert stored["/docs/index.html"]["etag"] == site.pages["/docs/index.html"].etag  # the document's validators
+
+    site.hits.clear()
+    run(crawl, version="", mode="refresh")  # render=js is reused from the index
+    assert renders(site) == 0
+    for path in ("/docs/index.html", "/docs/tutorial.html", "/docs/static.html"):
+        [hit] = site.hits_for(path)
+        assert (hit.status, hit.if_none_match) == (304, site.pages[path].etag)
+    assert "rendered" not in last_run(db)
+    assert pages(db) == stored
+    assert "quokka" in text_of(db)
+
+
+def test_a_changed_page_is_revalidated_over_http_then_rendered_once(crawl, jssite, db):
+    site = jssite.site
+    run(crawl, url=f"{jssite.url}/docs/index.html", render="js")
+    site.put("/docs/tutorial.html", js_page("Tutorial", "/content/tutorial-v2.frag", ["index.html"]))
+    site.put("/content/tutorial-v2.frag", "<h2>First steps</h2><p>Feed the wombat a task group.</p>")
+    site.hits.clear()
+
+    run(crawl, mode="refresh")
+
+    # The plain conditional request saw the change (200); then exactly one render, without validators.
+    assert [(h.status, h.if_none_match is not None) for h in site.hits_for("/docs/tutorial.html")] == [
+        (200, True),
+        (200, False),
+    ]
+    assert renders(site) == 1
+    text = text_of(db)
+    assert "Feed the wombat a task group." in text and "wallaby" not in text
+    assert pages(db)["/docs/tutorial.html"]["etag"] == site.pages["/docs/tutorial.html"].etag
+    run_stats = last_run(db)
+    assert (run_stats["rendered"], run_stats["modified"], run_stats["unchanged"]) == (1, 1, 2)
+
+
+def test_a_render_that_times_out_keeps_the_stored_page(crawl, jssite, db):
+    site = jssite.site
+    run(crawl, url=f"{jssite.url}/docs/index.html", render="js")
+    before = chunks(db)
+    site.put("/docs/tutorial.html", js_page("Tutorial", "/content/slow.frag", ["index.html"]))
+    site.put("/content/slow.frag", "<p>Too late.</p>")
+    site.slow["/content/slow.frag"] = 4  # the page never settles within the render timeout
+
+    run(crawl, mode="refresh", env={"DOCSBOT_RENDER_TIMEOUT_MS": "1500"})
+
+    assert chunks(db) == before
+    assert last_run(db)["failed"] == 1
+
+
+def test_render_urls_setting_renders_only_matching_pages(crawl, jssite, db):
+    run(crawl, url=f"{jssite.url}/docs/index.html", env={"DOCSBOT_RENDER_URLS": r"/tutorial\.html$"})
+    text = text_of(db)
+    assert "wallaby" in text and "quokka" not in text
+    assert renders(jssite.site) == 1
+
+
+def test_missing_browser_is_a_clear_error_and_touches_nothing(crawl, jssite, db):
+    run(crawl, url=f"{jssite.url}/docs/index.html")
+    before = chunks(db)
+    jssite.site.hits.clear()
+    result = crawl(library="jsdocs", mode="refresh", render="js", env={"DOCSBOT_CHROMIUM": "/nonexistent/chromium"})
+    assert result.returncode != 0
+    assert "rendering needs Chromium at /nonexistent/chromium" in result.stderr
+    assert jssite.site.hits == []
+    assert chunks(db) == before
