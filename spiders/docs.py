@@ -34,6 +34,7 @@ from docsbot.urls import InvalidURL, Scope, canonical_url
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterable, Iterator
 
+    import psycopg
     from scrapy.crawler import Crawler
     from twisted.python.failure import Failure
 
@@ -189,6 +190,7 @@ class DocsSpider(scrapy.Spider):
         self.root_ok = False
         self._started = time.monotonic()
         self._run_id: int | None = None
+        self._run_lock: psycopg.Connection | None = None  # holds the version's run lock while the crawl runs
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> DocsSpider:
@@ -220,11 +222,15 @@ class DocsSpider(scrapy.Spider):
                 self.prune = args.prune or stored.get("prune") or "none"
                 render_mode = args.render or stored.get("render") or "none"
                 self._configure_rendering(crawler, render_mode)
+                self._run_lock = db.lock_version(dsn, version)
             else:
                 self.root_url = args.url
                 self.max_depth, self.max_pages, self.prune = args.max_depth, args.max_pages, args.prune or "none"
                 render_mode = args.render or "none"
                 self._configure_rendering(crawler, render_mode)
+                existing = db.find_version(conn, args.library, args.version)
+                if existing is not None:
+                    self._run_lock = db.lock_version(dsn, existing)
                 version = db.upsert_version(
                     conn,
                     args.library,
@@ -237,6 +243,8 @@ class DocsSpider(scrapy.Spider):
                         "render": render_mode,
                     },
                 )
+                if existing is None:
+                    self._run_lock = db.lock_version(dsn, version)
             db.bind_model(conn, version, embedder.name, lambda: embedder.dim)
         self.scope = Scope.from_root(self.root_url)
         self.mass_delete_share = settings.getfloat("DOCSBOT_MASS_DELETE_SHARE")
@@ -514,6 +522,8 @@ class DocsSpider(scrapy.Spider):
                 await index.store.finish_run(self._run_id, self._run_summary(reason))
         finally:
             await index.store.close()
+            if self._run_lock is not None:
+                self._run_lock.close()
         counts = {k.removeprefix("docsbot/"): v for k, v in stats.get_stats().items() if k.startswith("docsbot/")}
         logger.info(
             "%s of %s: %d unchanged, %d modified, %d new, %d deleted, %d failed in %.1f s (%s)",

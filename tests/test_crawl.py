@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 
+import psycopg
+
 from tests.docsite import html_page
 
 DOC_PAGES = {"/docs/index.html", "/docs/guide.html", "/docs/api.html", "/docs/deep.html", "/docs/flaky.html"}
@@ -209,6 +211,27 @@ def test_refresh_of_an_unknown_library_fails_and_touches_nothing(crawl, docsite,
     assert "nothing to refresh" in result.stderr and "testdocs@1.0" in result.stderr
     assert (pages(db), chunks(db)) == before
     assert db.execute("SELECT count(*) FROM crawl_runs").fetchone()[0] == 1
+
+
+def test_one_run_per_version_at_a_time_and_other_versions_in_parallel(crawl, docsite, db, database_url):
+    index(crawl, docsite)
+    before = pages(db), chunks(db)
+    [version_id] = db.execute("SELECT id FROM versions WHERE name = '1.0'").fetchone()
+    with psycopg.connect(database_url, autocommit=True) as other_run:  # what a running crawl of 1.0 holds
+        assert other_run.execute("SELECT pg_try_advisory_lock(4242002, %s)", (version_id,)).fetchone()[0]
+        docsite.site.hits.clear()
+        for args in ({"mode": "refresh"}, {"url": f"{docsite.url}/docs/index.html"}):
+            result = crawl(library="testdocs", version="1.0", **args)
+            assert result.returncode != 0
+            assert "another run of testdocs@1.0 is in progress" in result.stderr, result.stderr[-2000:]
+        assert docsite.site.hits == []
+        assert (pages(db), chunks(db)) == before
+        assert db.execute("SELECT count(*) FROM crawl_runs").fetchone()[0] == 1
+        # Another version of the same library is not held up.
+        result = crawl(url=f"{docsite.url}/docs/index.html", library="testdocs", version="2.0")
+        assert result.returncode == 0, result.stderr[-3000:]
+    refresh(crawl)  # the lock went with the other run's session
+    assert last_run(db)["unchanged"] == 5
 
 
 def test_bad_spider_arguments_fail_before_any_write(crawl, db):
