@@ -8,6 +8,9 @@ BIN := $(VENV)/bin
 DATA_DIR ?= $(or $(DOCSBOT_DATA_DIR),$(or $(XDG_DATA_HOME),$(HOME)/.local/share)/docsbot)
 MODEL_DIR ?= $(or $(DOCSBOT_MODELS_DIR),$(DATA_DIR)/models)/all-MiniLM-L6-v2
 EXPORT_VENV := .build/export-venv
+SHUB_VENV := .build/shub-venv
+# The browser for -a render=js (scrapy-playwright drives the system Chromium; see docsbot/render.py).
+CHROMIUM ?= $(or $(DOCSBOT_CHROMIUM),/usr/bin/chromium)
 
 # What `make index` crawls: by default the Python 3.11 docs (Debian's python3.11-doc) served by nginx locally.
 DOCS_PORT ?= 8311
@@ -17,7 +20,7 @@ VERSION ?= 3.11
 ARGS ?=
 Q ?= create a task with asyncio
 
-.PHONY: install model docs-server index refresh search status test lint bench clean
+.PHONY: install model chromium shub docs-server index refresh search status test lint bench clean
 
 install: $(VENV)/.installed
 $(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
@@ -38,6 +41,19 @@ $(MODEL_DIR)/model.onnx: | scripts/export_model.py requirements-export.txt
 	$(EXPORT_VENV)/bin/pip install -q -r requirements-export.txt
 	$(EXPORT_VENV)/bin/python scripts/export_model.py $(MODEL_DIR)
 
+# Debian's Chromium, installed once (root and apt); `playwright install` cannot download browsers here.
+chromium: $(CHROMIUM)
+$(CHROMIUM):
+	@command -v apt-get >/dev/null || { echo "install Chromium at $(CHROMIUM) or set DOCSBOT_CHROMIUM" >&2; exit 1; }
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+
+# shub, Zyte Scrapy Cloud's client, in its own virtualenv (its pins clash with fastembed's).
+shub: $(SHUB_VENV)/.installed
+$(SHUB_VENV)/.installed: requirements-shub.txt
+	$(PYTHON) -m venv $(SHUB_VENV)
+	$(SHUB_VENV)/bin/pip install -q -r requirements-shub.txt
+	touch $@
+
 docs-server:
 	DOCS_PORT=$(DOCS_PORT) scripts/serve_python_docs.sh
 
@@ -53,7 +69,7 @@ search: install model
 status: install
 	$(BIN)/docsbot status
 
-test: install model
+test: install model chromium shub
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 # The benchmark (BENCHMARKS.md): installs nginx and python3.11-doc if needed, about 20 minutes on 2 cores.
