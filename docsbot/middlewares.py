@@ -11,18 +11,24 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware as _ScrapyRobotsTxtMiddleware
 from scrapy.exceptions import IgnoreRequest
+from scrapy.utils.defer import maybe_deferred_to_future
+from scrapy.utils.httpobj import urlparse_cached
+from twisted.internet.defer import Deferred
 
 if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
     from scrapy.http import Response
+    from scrapy.robotstxt import RobotParser
     from scrapy.statscollectors import StatsCollector
 
 __all__ = [
     "ConditionalRequestMiddleware",
     "NotModified",
     "OutOfScope",
+    "RobotsTxtMiddleware",
     "ScopeMiddleware",
     "PAGE_META_KEY",
     "VALIDATORS_META_KEY",
@@ -115,3 +121,27 @@ class ScopeMiddleware:
         if not inside:
             self.crawler.stats.inc_value("docsbot/skipped/out_of_scope")
             raise OutOfScope(f"out of scope: {request.url}")
+
+
+class RobotsTxtMiddleware(_ScrapyRobotsTxtMiddleware):
+    """Scrapy's robots.txt middleware (``ROBOTSTXT_OBEY``), with every waiting request checked.
+
+    In Scrapy 2.19 each request that arrives while a host's robots.txt is downloading awaits the same
+    ``Deferred`` as an asyncio future; Twisted's ``Deferred.asFuture`` replaces the result with ``None`` for the
+    callbacks after it, so every waiter but the first got no parser and went out unchecked (seen here: a refresh
+    revalidated a disallowed page). Here each waiter gets its own ``Deferred``, fed by a callback that passes the
+    parser on, as Scrapy did before its middleware became ``async``.
+    """
+
+    async def robot_parser(self, request: Request) -> RobotParser | None:
+        pending = self._parsers.get(urlparse_cached(request).netloc)
+        if not isinstance(pending, Deferred):
+            return await super().robot_parser(request)  # parsed already, or this request starts the download
+        waiter: Deferred[RobotParser | None] = Deferred()
+
+        def relay(parser: RobotParser | None) -> RobotParser | None:
+            waiter.callback(parser)
+            return parser
+
+        pending.addCallback(relay)
+        return await maybe_deferred_to_future(waiter)

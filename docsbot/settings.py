@@ -91,6 +91,9 @@ HTTPERROR_ALLOWED_CODES = [404, 410]
 # Scrapy's DepthMiddleware, which would overwrite it with parent + 1, is off.
 SPIDER_MIDDLEWARES = {"scrapy.spidermiddlewares.depth.DepthMiddleware": None}
 DOWNLOADER_MIDDLEWARES = {
+    # Scrapy's, fixed: all requests waiting for robots.txt are checked (see docsbot.middlewares).
+    "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+    "docsbot.middlewares.RobotsTxtMiddleware": 100,
     "docsbot.middlewares.ScopeMiddleware": 560,
     "docsbot.middlewares.ConditionalRequestMiddleware": 580,
 }
