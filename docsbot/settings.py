@@ -16,6 +16,7 @@ from docsbot.render import launch_options
 BOT_NAME = "docsbot"
 SPIDER_MODULES = ["spiders"]
 NEWSPIDER_MODULE = "spiders"
+COMMANDS_MODULE = "docsbot.commands"  # `scrapy crawl` exits 1 when a run does not finish
 
 
 def _env_number(name: str, default: str, kind: type = int) -> int | float:

@@ -181,6 +181,7 @@ def test_a_dead_root_aborts_the_refresh_and_deletes_nothing(crawl, docsite, db):
     site.failing["/docs/index.html"] = 500
     site.delete("/docs/deep.html")
     result = crawl(library="testdocs", version="1.0", mode="refresh")
+    assert result.returncode == 1  # cron and `make refresh` see the failure
     assert "the root URL" in result.stderr and "nothing is deleted" in result.stderr
     assert (pages(db), chunks(db)) == before
     assert last_run(db)["finish_reason"] == "root_failed"
@@ -389,3 +390,45 @@ def test_a_killed_crawl_leaves_every_page_whole_and_the_next_refresh_completes(c
     refresh(crawl)
     texts = "".join(t for _, t in sum(chunks(db).values(), []))
     assert all(f"Second text of page {i}." in texts for i in range(40))
+
+
+def test_a_stopped_crawl_deletes_nothing_and_exits_non_zero(crawl, docsite, db, database_url):
+    # Scrapyd's cancel.json and Ctrl-C stop a crawl gracefully (close reason "shutdown"): the pages it reached
+    # are updated whole, the 404 it saw is not applied (the run did not complete), and the exit code says so.
+    site = docsite.site
+    for i in range(30):
+        site.put(f"/docs/p{i}.html", html_page(f"Page {i}", f"<p>First text of page {i}.</p>"))
+    site.put(
+        "/docs/index.html", html_page("Welcome", "<p>Home.</p>", ["deep.html"] + [f"p{i}.html" for i in range(30)])
+    )
+    index(crawl, docsite)
+    before = set(pages(db))
+    site.delete("/docs/deep.html")
+    for i in range(30):
+        site.put(f"/docs/p{i}.html", html_page(f"Page {i}", f"<p>Second text of page {i}.</p>"))
+        site.slow[f"/docs/p{i}.html"] = 0.5
+    site.hits.clear()
+
+    env = {**os.environ, "DATABASE_URL": database_url, "DOCSBOT_EMBEDDER": "tests.embedders.HashingEmbedder"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "scrapy", "crawl", "docs", "-a", "library=testdocs", "-a", "version=1.0"]
+        + ["-a", "mode=refresh", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=2"],
+        cwd=ROOT,
+        env={**env, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not site.hits_for("/docs/deep.html"):
+        time.sleep(0.05)
+    time.sleep(0.2)
+    proc.send_signal(signal.SIGTERM)
+    _, stderr = proc.communicate(timeout=120)
+
+    assert proc.returncode == 1, stderr[-2000:]
+    assert site.statuses()["/docs/deep.html"][-1] == 404
+    assert set(pages(db)) == before  # deep.html kept until a complete run
+    run = last_run(db)
+    assert run["finish_reason"] == "shutdown"
+    assert db.execute("SELECT count(*) FROM documents WHERE content LIKE '%%Second text%%'").fetchone()[0] < 30
