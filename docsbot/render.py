@@ -20,6 +20,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from docsbot.errors import DocsbotError
+
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
@@ -33,7 +35,7 @@ PLAYWRIGHT_HANDLER = "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler"
 _SKIPPED_RESOURCES = frozenset({"image", "media", "font"})
 
 
-class RenderError(RuntimeError):
+class RenderError(DocsbotError, RuntimeError):
     """Rendering was asked for but cannot work here (scrapy-playwright missing, no Chromium at the path)."""
 
 

@@ -24,6 +24,7 @@ from scrapy.utils.sitemap import Sitemap
 
 from docsbot import db
 from docsbot.embedding import load_embedder
+from docsbot.errors import DocsbotError
 from docsbot.extract import ExtractionError, content_hash, extract_page
 from docsbot.index import IndexContext
 from docsbot.items import PageGone, PageItem
@@ -53,7 +54,7 @@ RENDER_ON_200_META_KEY = "docsbot_render_on_200"
 FETCHED_VALIDATORS_META_KEY = "docsbot_fetched_validators"
 
 
-class SpiderArgumentError(ValueError):
+class SpiderArgumentError(DocsbotError, ValueError):
     """A spider argument is missing or malformed; the crawl does not start and nothing is touched."""
 
 

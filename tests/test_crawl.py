@@ -6,6 +6,7 @@ Uses the hashing test embedder (tests/embedders.py); tests/test_model.py runs th
 from __future__ import annotations
 
 import json
+import socket
 
 import psycopg
 
@@ -209,6 +210,7 @@ def test_refresh_of_an_unknown_library_fails_and_touches_nothing(crawl, docsite,
     result = crawl(library="nosuchlib", mode="refresh")
     assert result.returncode != 0
     assert "nothing to refresh" in result.stderr and "testdocs@1.0" in result.stderr
+    assert "Traceback" not in result.stderr  # the message is the whole story
     assert (pages(db), chunks(db)) == before
     assert db.execute("SELECT count(*) FROM crawl_runs").fetchone()[0] == 1
 
@@ -239,6 +241,7 @@ def test_bad_spider_arguments_fail_before_any_write(crawl, db):
         result = crawl(**args)
         assert result.returncode != 0, args
         assert "-a " in result.stderr, result.stderr[-2000:]
+        assert "Traceback" not in result.stderr, result.stderr[-2000:]
     tables = db.execute("SELECT count(*) FROM pg_tables WHERE tablename = 'pages'").fetchone()[0]
     assert tables == 0 or db.execute("SELECT count(*) FROM pages").fetchone()[0] == 0
 
@@ -256,6 +259,18 @@ def test_settings_come_from_the_environment_and_a_malformed_one_is_named(crawl, 
     assert "DOCSBOT_CONCURRENT_REQUESTS='many' is not a valid int" in result.stderr
     assert db.execute("SELECT count(*) FROM pages").fetchone()[0] == pages
     assert db.execute("SELECT count(*) FROM libraries WHERE name = 'other'").fetchone()[0] == 0
+
+
+def test_an_unreachable_database_is_one_clear_line_and_exit_code_1(crawl):
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    result = crawl(
+        url="http://127.0.0.1:9/docs/", env={"DATABASE_URL": f"postgresql://docsbot:s3cret@127.0.0.1:{port}/x"}
+    )
+    assert result.returncode == 1
+    assert f"cannot connect to postgresql://docsbot:***@127.0.0.1:{port}/x" in result.stderr
+    assert "s3cret" not in result.stderr and "Traceback" not in result.stderr
 
 
 def test_run_is_recorded_with_counts(crawl, docsite, db):

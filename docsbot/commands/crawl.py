@@ -1,12 +1,16 @@
-"""``scrapy crawl`` that exits non-zero when the run did not finish.
+"""``scrapy crawl`` that exits non-zero when the run did not finish, and reports setup errors in one line.
 
 Scrapy's own ``crawl`` exits 1 only when the crawler fails to start (``CrawlerProcess.bootstrap_failed``): a run
 that stops because its root URL failed (``root_failed``), the embedding model could not be loaded
 (``embedding_model_error``) or the process was told to stop (``shutdown``, SIGINT/SIGTERM) exits 0, so cron,
-``make`` and ``&&`` cannot tell it from a good run. This command is Scrapy's, plus one check: after the crawl, the
-spider's close reason (the ``finish_reason`` stat set by Scrapy's CoreStats extension) must be ``finished`` or a
-``closespider_*`` limit the user asked for; anything else exits 1. What the run kept or wrote is unchanged: the
-reason is in the log and in ``crawl_runs.summary``.
+``make`` and ``&&`` cannot tell it from a good run. This command is Scrapy's, plus two things:
+
+- after the crawl, the spider's close reason (the ``finish_reason`` stat set by Scrapy's CoreStats extension) must
+  be ``finished`` or a ``closespider_*`` limit the user asked for; anything else exits 1. What the run kept or
+  wrote is unchanged: the reason is in the log and in ``crawl_runs.summary``;
+- a :class:`~docsbot.errors.DocsbotError` raised while the spider is set up (bad spider argument, unreachable
+  database, unknown library, missing model or browser) is logged as its message alone, not as asyncio's
+  "Task exception was never retrieved" with a traceback; the crawl does not start and the exit code is 1.
 
 Scrapyd runs jobs through ``scrapy crawl`` too, so there a failed run ends its process with 1 as well. Zyte Scrapy
 Cloud starts spiders with its own runner and reports the close reason as the job's outcome.
@@ -14,15 +18,20 @@ Cloud starts spiders with its own runner and reports the close reason as the job
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import logging
+from typing import TYPE_CHECKING, Any
 
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
+
+from docsbot.errors import DocsbotError
 
 if TYPE_CHECKING:
     import argparse
 
     from scrapy import Spider
     from scrapy.crawler import Crawler
+
+logger = logging.getLogger("docsbot")
 
 
 def run_completed(reason: str | None) -> bool:
@@ -32,14 +41,28 @@ def run_completed(reason: str | None) -> bool:
 
 class Command(ScrapyCrawlCommand):
     def _create_crawler(self, spidercls: type[Spider] | str) -> Crawler:
-        self._crawler = super()._create_crawler(spidercls)
-        return self._crawler
+        crawler = self._crawler = super()._create_crawler(spidercls)
+        crawl_async = crawler.crawl_async
+
+        async def crawl_async_reporting_setup_errors(*args: Any, **kwargs: Any) -> None:
+            try:
+                await crawl_async(*args, **kwargs)
+            except DocsbotError as exc:
+                if crawler.spider is not None:  # not a setup error: let Scrapy report it as usual
+                    raise
+                logger.error("%s", exc)
+                self._setup_failed = True
+
+        crawler.crawl_async = crawl_async_reporting_setup_errors
+        return crawler
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
-        self._crawler = None
+        self._crawler: Crawler | None = None
+        self._setup_failed = False
         super().run(args, opts)
+        if self._setup_failed:
+            self.exitcode = 1
         if self.exitcode or self._crawler is None or self._crawler.stats is None:
             return
-        reason = self._crawler.stats.get_value("finish_reason")
-        if not run_completed(reason):
+        if not run_completed(self._crawler.stats.get_value("finish_reason")):
             self.exitcode = 1
