@@ -72,7 +72,7 @@ status: install
 test: install model chromium shub
 	$(BIN)/pytest $(PYTEST_ARGS)
 
-# The benchmark (BENCHMARKS.md): installs nginx and python3.11-doc if needed, about 20 minutes on 2 cores.
+# The benchmark (BENCHMARKS.md): installs nginx and python3.11-doc if needed, about 15 minutes on 2 cores.
 bench: install model docs-server
 	$(BIN)/python bench/run.py $(BENCH_ARGS)
 

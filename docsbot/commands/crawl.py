@@ -50,18 +50,15 @@ class Command(ScrapyCrawlCommand):
             except DocsbotError as exc:
                 if crawler.spider is not None:  # not a setup error: let Scrapy report it as usual
                     raise
+                # The message alone; Scrapy still counts a crawler without a spider as a bootstrap failure (exit 1).
                 logger.error("%s", exc)
-                self._setup_failed = True
 
         crawler.crawl_async = crawl_async_reporting_setup_errors
         return crawler
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         self._crawler: Crawler | None = None
-        self._setup_failed = False
         super().run(args, opts)
-        if self._setup_failed:
-            self.exitcode = 1
         if self.exitcode or self._crawler is None or self._crawler.stats is None:
             return
         if not run_completed(self._crawler.stats.get_value("finish_reason")):
