@@ -16,6 +16,7 @@ from scrapy.settings import Settings
 
 from docsbot import db
 from docsbot.embedding import EmbeddingModelError, load_embedder
+from docsbot.search import BadQuery, Searcher, UnknownLibrary
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -44,45 +45,26 @@ def _excerpt(text: str, width: int = 300) -> str:
 
 def cmd_search(args: argparse.Namespace) -> int:
     settings = _settings()
-    with _database() as conn:
-        versions = db.list_versions(conn, args.library, args.version)
-        if not versions:
-            print("nothing indexed matches; index a site with `scrapy crawl docs -a url=URL`", file=sys.stderr)
+    dsn = db.resolve_dsn(settings)
+    with db.connect(dsn) as conn:
+        db.migrate(conn)
+    with Searcher(dsn, load_embedder(settings), pool_size=1) as searcher:
+        try:
+            results = searcher.search(args.query, args.library, args.version, args.k, chunks=args.chunks)
+        except UnknownLibrary as exc:
+            print(f"docsbot: {exc}; index a site with `scrapy crawl docs -a url=URL`", file=sys.stderr)
             return 1
-        embedder = load_embedder(settings)
-        usable = [v for v in versions if v.embedding_model == embedder.name]
-        for v in versions:
-            if v not in usable and v.embedding_model:
-                print(
-                    f"skipping {v.library}@{v.name}: indexed with {v.embedding_model}, not {embedder.name}",
-                    file=sys.stderr,
-                )
-        if not usable:
-            return 1
-        vector = embedder.embed([args.query])[0]
-        hits = db.search(conn, args.query, vector, [v.id for v in usable], k=args.k)
     if args.json:
-        for hit in hits:
-            print(
-                json.dumps(
-                    {
-                        "url": hit.url,
-                        "title": hit.title,
-                        "heading_path": hit.heading_path,
-                        "score": round(hit.score, 6),
-                        "content": hit.content,
-                    },
-                    ensure_ascii=False,
-                )
-            )
+        for result in results:
+            print(json.dumps(result.as_dict(), ensure_ascii=False))
     else:
-        for rank, hit in enumerate(hits, 1):
+        for rank, hit in enumerate(results, 1):
             path = " > ".join(hit.heading_path[1:] if hit.heading_path[:1] == [hit.title] else hit.heading_path)
             print(f"{rank}. {hit.title}" + (f" — {path}" if path else ""))
-            print(f"   {hit.url}  (score {hit.score:.4f})")
+            print(f"   {hit.deep_link}  (score {hit.score:.4f})")
             print(textwrap.indent(textwrap.fill(_excerpt(hit.content), 100), "   "))
             print()
-    return 0 if hits else 1
+    return 0 if results else 1
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -126,7 +108,10 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--library", help="only this library")
     search.add_argument("--version", help="only this version of it ('' for none)")
     search.add_argument("-k", type=int, default=5, help="number of results (default 5)")
-    search.add_argument("--json", action="store_true", help="JSON lines: url, title, heading_path, score, content")
+    search.add_argument(
+        "--json", action="store_true", help="JSON lines: url, deep_link, title, heading_path, score, content"
+    )
+    search.add_argument("--chunks", action="store_true", help="raw chunks instead of one result per page")
     search.set_defaults(func=cmd_search)
     status = sub.add_parser("status", help="libraries, versions, page and chunk counts, last runs")
     status.set_defaults(func=cmd_status)
@@ -144,7 +129,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return args.func(args)
-    except (db.DatabaseError, EmbeddingModelError) as exc:
+    except (db.DatabaseError, EmbeddingModelError, BadQuery) as exc:
         print(f"docsbot: {exc}", file=sys.stderr)
         return 2
 

@@ -92,6 +92,14 @@ def resolve_dsn(settings: BaseSettings) -> str:
     return _embedded_servers[pgdata].get_uri()
 
 
+def configure_connection(conn: psycopg.Connection) -> None:
+    """Pool ``configure`` hook: register pgvector's types on a new connection (after migrations), leaving it
+    idle as psycopg_pool requires."""
+    register_vector(conn)
+    if not conn.autocommit:
+        conn.commit()
+
+
 def connect(dsn: str, **kwargs: Any) -> psycopg.Connection:
     """A synchronous connection with pgvector types registered. Raises :class:`DatabaseError`."""
     try:
@@ -400,6 +408,8 @@ class SearchHit:
     heading_path: list[str]
     score: float
     content: str
+    version_id: int = 0
+    deep_link: str | None = None  # url#anchor of the chunk's section, when the page gave one
 
 
 _SEARCH = """
@@ -424,15 +434,25 @@ WITH vec AS (
         ORDER BY r DESC LIMIT %(candidates)s
     ) matching
 )
-SELECT p.url, p.title, COALESCE(d.metadata -> 'heading_path', '[]'::jsonb) AS heading_path,
-       COALESCE(1.0 / (%(rrf_k)s + vec.rank), 0) + COALESCE(1.0 / (%(rrf_k)s + fts.rank), 0) AS score,
-       d.content
-FROM (SELECT id FROM vec UNION SELECT id FROM fts) hits
-JOIN documents d ON d.id = hits.id
-JOIN pages p ON p.id = d.page_id
-LEFT JOIN vec ON vec.id = hits.id
-LEFT JOIN fts ON fts.id = hits.id
-ORDER BY score DESC, d.id
+, fused AS (
+    SELECT p.url, p.title, COALESCE(d.metadata -> 'heading_path', '[]'::jsonb) AS heading_path,
+           COALESCE(1.0 / (%(rrf_k)s + vec.rank), 0) + COALESCE(1.0 / (%(rrf_k)s + fts.rank), 0) AS score,
+           d.content, p.version_id, d.metadata ->> 'anchor' AS anchor, d.page_id, d.id
+    FROM (SELECT id FROM vec UNION SELECT id FROM fts) hits
+    JOIN documents d ON d.id = hits.id
+    JOIN pages p ON p.id = d.page_id
+    LEFT JOIN vec ON vec.id = hits.id
+    LEFT JOIN fts ON fts.id = hits.id
+), ranked AS (
+    -- per_page: each page's best chunk only
+    SELECT *, row_number() OVER (PARTITION BY CASE WHEN %(per_page)s THEN page_id ELSE id END
+                                 ORDER BY score DESC, id) AS nth
+    FROM fused
+)
+SELECT url, title, heading_path, score, content, version_id,
+       CASE WHEN anchor IS NULL OR anchor = '' THEN NULL ELSE url || '#' || anchor END
+FROM ranked WHERE nth = 1
+ORDER BY score DESC, id
 LIMIT %(k)s
 """
 
@@ -445,12 +465,13 @@ def search(
     k: int = 5,
     candidates: int = 50,
     rrf_k: int = 60,
+    per_page: bool = False,
 ) -> list[SearchHit]:
     """Hybrid search: the ``candidates`` nearest chunks by cosine distance (HNSW, iterative scan so version
     filters do not starve it) and the ``candidates`` best full-text matches (``ts_rank``, English), fused by
     reciprocal rank fusion (score = Σ 1 / (rrf_k + rank)). Full-text search covers each chunk's context line
     (page title and heading path) as well as its text, with any query word matching. ``vector`` is the query's
-    embedding."""
+    embedding. ``per_page``: only each page's best chunk."""
     dim = int(vector.shape[0])
     with conn.transaction():
         conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
@@ -464,9 +485,13 @@ def search(
                 "candidates": candidates,
                 "rrf_k": rrf_k,
                 "k": k,
+                "per_page": per_page,
             },
         ).fetchall()
-    return [SearchHit(url, title, list(path), float(score), content) for url, title, path, score, content in rows]
+    return [
+        SearchHit(url, title, list(path), float(score), content, version_id, deep_link)
+        for url, title, path, score, content, version_id, deep_link in rows
+    ]
 
 
 def delete_version(conn: psycopg.Connection, library: str, version: str | None) -> list[tuple[str, int]]:

@@ -1,0 +1,158 @@
+"""One search function for every front end: ``docsbot search`` (CLI) and ``docsbot mcp`` (MCP server).
+
+A :class:`Searcher` lives as long as its process: it keeps a connection pool (psycopg_pool, thread-safe) and the
+embedding model warm, so a long-running server pays for neither per query. The CLI builds one per process.
+Ranking itself (SQL) lives in :func:`docsbot.db.search`.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from psycopg_pool import ConnectionPool
+
+from docsbot import db
+from docsbot.errors import DocsbotError
+
+if TYPE_CHECKING:
+    from docsbot.embedding import Embedder
+
+__all__ = ["BadQuery", "SearchResult", "Searcher", "UnknownLibrary", "version_label"]
+
+logger = logging.getLogger(__name__)
+
+MAX_QUERY_CHARS = 2000
+
+
+def version_label(library: str, version: str) -> str:
+    """``library@version``, or ``library`` for the unversioned one (``version == ''``)."""
+    return f"{library}@{version}" if version else library
+
+
+class UnknownLibrary(DocsbotError, LookupError):
+    """The library or version asked for is not indexed; the message lists what is."""
+
+
+class BadQuery(DocsbotError, ValueError):
+    """An empty or oversized query, or a ``limit`` out of bounds."""
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """One result: by default one per page (its best-matching section).
+
+    ``url`` is the page URL; ``deep_link`` the URL of the section (``url#anchor``, or ``url`` when the HTML gave
+    no anchor); ``content`` Markdown; ``score`` higher is better (fusion score, not comparable across queries).
+    """
+
+    url: str
+    deep_link: str
+    title: str
+    heading_path: list[str]
+    score: float
+    content: str
+    library: str = ""
+    version: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["score"] = round(self.score, 6)
+        if not out["extra"]:
+            del out["extra"]
+        return out
+
+
+class Searcher:
+    """Hybrid search over the index at ``dsn`` with ``embedder`` (which must be the model the versions were
+    indexed with; versions of another model are skipped with a warning).
+
+    Thread-safe: :meth:`search` may be called from several threads at once (the pool hands each its own
+    connection; the embedder serializes model calls). Raises :class:`UnknownLibrary` for a library/version that
+    is not indexed, :class:`BadQuery` for bad arguments, :class:`docsbot.db.DatabaseError` when the database
+    cannot be reached.
+    """
+
+    def __init__(self, dsn: str, embedder: Embedder, pool_size: int = 4) -> None:
+        self.embedder = embedder
+        self._pool = ConnectionPool(
+            dsn,
+            min_size=1,
+            max_size=pool_size,
+            open=False,
+            configure=db.configure_connection,
+            check=ConnectionPool.check_connection,  # a connection broken by a server restart is replaced
+            name="docsbot-search",
+        )
+
+    def open(self, timeout: float = 30.0) -> Searcher:
+        self._pool.open(wait=True, timeout=timeout)
+        return self
+
+    def close(self) -> None:
+        self._pool.close()
+
+    def __enter__(self) -> Searcher:
+        return self.open()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def versions(self, library: str | None = None, version: str | None = None) -> list[db.VersionRow]:
+        """Indexed versions matching ``library``/``version``; raises :class:`UnknownLibrary` if none does."""
+        with self._pool.connection() as conn:
+            found = db.list_versions(conn, library, version)
+            if found or (library is None and version is None):
+                return found
+            known = [version_label(v.library, v.name) for v in db.list_versions(conn)]
+        wanted = version_label(library or "*", version) if version is not None else (library or "*")
+        raise UnknownLibrary(f"{wanted} is not indexed; indexed: {', '.join(known) or 'nothing yet'}")
+
+    def search(
+        self,
+        query: str,
+        library: str | None = None,
+        version: str | None = None,
+        limit: int = 5,
+        *,
+        chunks: bool = False,
+    ) -> list[SearchResult]:
+        """The ``limit`` best results for ``query``: one per page (default) or raw chunks (``chunks=True``)."""
+        query = " ".join((query or "").split())
+        if not query:
+            raise BadQuery("the query is empty")
+        if len(query) > MAX_QUERY_CHARS:
+            raise BadQuery(f"the query is {len(query)} characters long; at most {MAX_QUERY_CHARS}")
+        if not 1 <= limit <= 50:
+            raise BadQuery(f"limit must be between 1 and 50, got {limit}")
+        versions = self.versions(library, version)
+        usable = [v for v in versions if v.embedding_model == self.embedder.name]
+        for v in versions:
+            if v not in usable and v.embedding_model:
+                logger.warning(
+                    "skipping %s: indexed with %s, not %s",
+                    version_label(v.library, v.name),
+                    v.embedding_model,
+                    self.embedder.name,
+                )
+        if not usable:
+            return []
+        vector = self.embedder.embed([query])[0]
+        labels = {v.id: (v.library, v.name) for v in usable}
+        with self._pool.connection() as conn:
+            hits = db.search(conn, query, vector, list(labels), k=limit, per_page=not chunks)
+        return [
+            SearchResult(
+                url=h.url,
+                deep_link=h.deep_link or h.url,
+                title=h.title,
+                heading_path=h.heading_path,
+                score=h.score,
+                content=h.content,
+                library=labels.get(h.version_id, ("", ""))[0],
+                version=labels.get(h.version_id, ("", ""))[1],
+            )
+            for h in hits
+        ]
