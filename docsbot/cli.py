@@ -74,7 +74,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         print("nothing indexed yet; index a site with `scrapy crawl docs -a url=URL`")
         return 1
     for v in versions:
-        label = f"{v['library']}@{v['version']}" if v["version"] else v["library"]
+        label = db.version_label(v["library"], v["version"])
         print(f"{label}  {v['root_url']}")
         print(f"  {v['pages']} pages, {v['chunks']} chunks, model {v['embedding_model']}")
         for run in v["runs"]:

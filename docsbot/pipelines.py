@@ -1,7 +1,8 @@
 """Item pipelines, in order: chunk (300) → embed (400) → store (500).
 
-They share the crawl's :class:`docsbot.index.IndexContext` (version, page store, embedder), which the docs
-spider builds; a 304 never reaches them (see :mod:`docsbot.middlewares`).
+Each gets the run's :class:`docsbot.run.IndexContext` (version, page store, embedder, refresh ledger) once, when
+it is built (``NotConfigured`` without the docs spider); a 304 never reaches them (see
+:mod:`docsbot.middlewares`).
 """
 
 from __future__ import annotations
@@ -13,28 +14,22 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 import numpy as np
-from scrapy.exceptions import DropItem, NotConfigured
+from scrapy.exceptions import DropItem
 
 from docsbot.chunking import Chunker, context_line, embed_text
 from docsbot.embedding import EmbeddingModelError
 from docsbot.items import Chunk, PageGone, PageItem
+from docsbot.refresh import content_unchanged
+from docsbot.run import index_context
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
     from docsbot.embedding import Embedder
-    from docsbot.index import IndexContext
 
 __all__ = ["ChunkPipeline", "EmbedPipeline", "StorePipeline", "EmbeddingBatcher"]
 
 logger = logging.getLogger(__name__)
-
-
-def _index(crawler: Crawler) -> IndexContext:
-    index = getattr(crawler.spider, "index", None)
-    if index is None:
-        raise NotConfigured("docsbot pipelines need the docs spider (spider.index)")
-    return index
 
 
 class ChunkPipeline:
@@ -46,7 +41,7 @@ class ChunkPipeline:
     """
 
     def __init__(self, crawler: Crawler) -> None:
-        self.crawler = crawler
+        self.context = index_context(crawler)
         self.context_tokens = crawler.settings.getint("DOCSBOT_CONTEXT_TOKENS")
         self._chunker: Chunker | None = None
 
@@ -55,8 +50,9 @@ class ChunkPipeline:
         return cls(crawler)
 
     def chunker(self) -> Chunker:
+        """Built on the first changed page (loading the tokenizer is not free; an unchanged refresh needs none)."""
         if self._chunker is None:
-            embedder = _index(self.crawler).embedder
+            embedder = self.context.embedder
             tokenizer = embedder.tokenizer()
             self._chunker = Chunker(embedder.max_tokens - self.context_tokens, tokenizer)
         return self._chunker
@@ -64,11 +60,11 @@ class ChunkPipeline:
     def process_item(self, item: PageItem | PageGone, spider: object = None) -> PageItem | PageGone:
         if not isinstance(item, PageItem):
             return item
-        if item.page_id is not None and item.stored_hash == item.content_hash and _index(self.crawler).refresh:
+        if item.page_id is not None and self.context.refresh and content_unchanged(item.stored_hash, item.content_hash):
             item.changed = False
             return item
         context_chars = self.context_tokens * 4
-        model = _index(self.crawler).embedder.name
+        model = self.context.embedder.name
         item.chunks = []
         for c in self.chunker().chunks(item.markdown):
             context = context_line(item.title, c.heading_path)
@@ -145,6 +141,7 @@ class EmbedPipeline:
 
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
+        self.context = index_context(crawler)
         self.max_texts = 8 * crawler.settings.getint("DOCSBOT_EMBED_BATCH_SIZE")
         self._batcher: EmbeddingBatcher | None = None
         self._failed = False
@@ -156,8 +153,8 @@ class EmbedPipeline:
     async def process_item(self, item: PageItem | PageGone, spider: object = None) -> PageItem | PageGone:
         if not isinstance(item, PageItem) or not item.changed or not item.chunks:
             return item
-        index = _index(self.crawler)
-        stored = await index.store.stored_embeddings(list({c.embed_hash for c in item.chunks}))
+        context = self.context
+        stored = await context.store.stored_embeddings(list({c.embed_hash for c in item.chunks}))
         for chunk in item.chunks:
             chunk.embedding = stored.get(chunk.embed_hash)
         todo = [c for c in item.chunks if c.embedding is None]
@@ -165,7 +162,7 @@ class EmbedPipeline:
         if not todo:
             return item
         if self._batcher is None:
-            self._batcher = EmbeddingBatcher(index.embedder, self.max_texts)
+            self._batcher = EmbeddingBatcher(context.embedder, self.max_texts)
         try:
             vectors = await self._batcher.embed([c.embed_text for c in todo])
         except EmbeddingModelError as exc:
@@ -187,31 +184,30 @@ class EmbedPipeline:
 class StorePipeline:
     """Write pages to PostgreSQL, one transaction per page (see :meth:`docsbot.db.PageStore.save_page`).
 
-    Gone pages (:class:`PageGone`) are not deleted here but collected: the spider deletes them at the end of a
-    run that completed, within the mass-deletion guard (see ``DocsSpider.closed``).
+    Gone pages (:class:`PageGone`) are not deleted here but handed to the run's refresh ledger: the run extension
+    deletes them at the end of a run that completed, within the mass-deletion guard
+    (:meth:`docsbot.refresh.RefreshLedger.deletion_plan`).
 
     Stats: ``docsbot/new``, ``docsbot/modified``, ``docsbot/unchanged`` (+ ``/same_content``: a 200 whose
     content is what is stored), ``docsbot/gone``, ``docsbot/chunks_written``.
     """
 
     def __init__(self, crawler: Crawler) -> None:
-        self.crawler = crawler
+        self.stats = crawler.stats
+        self.context = index_context(crawler)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> StorePipeline:
         return cls(crawler)
 
     async def process_item(self, item: PageItem | PageGone, spider: object = None) -> PageItem | PageGone:
-        stats = self.crawler.stats
-        store = _index(self.crawler).store
-        index = _index(self.crawler)
+        stats, ledger = self.stats, self.context.ledger
         if isinstance(item, PageGone):
-            if item.page_id not in index.gone:
-                index.gone[item.page_id] = f"{item.url} ({item.reason})"
+            if ledger.gone(item.page_id, item.url, item.reason):
                 stats.inc_value("docsbot/gone")
             return item
-        page_id = await store.save_page(item)
-        index.checked.add(page_id)
+        page_id = await self.context.store.save_page(item)
+        ledger.stored(page_id)
         if item.page_id is None:
             stats.inc_value("docsbot/new")
         elif item.changed:

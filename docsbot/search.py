@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from psycopg_pool import ConnectionPool
 
 from docsbot import db
+from docsbot.db import version_label
 from docsbot.errors import DocsbotError
 
 if TYPE_CHECKING:
@@ -24,11 +25,6 @@ __all__ = ["BadQuery", "SearchResult", "Searcher", "UnknownLibrary", "version_la
 logger = logging.getLogger(__name__)
 
 MAX_QUERY_CHARS = 2000
-
-
-def version_label(library: str, version: str) -> str:
-    """``library@version``, or ``library`` for the unversioned one (``version == ''``)."""
-    return f"{library}@{version}" if version else library
 
 
 class UnknownLibrary(DocsbotError, LookupError):

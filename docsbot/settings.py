@@ -99,7 +99,7 @@ PLAYWRIGHT_ABORT_REQUEST = "docsbot.render.abort_request"
 DOCSBOT_MASS_DELETE_SHARE = _env_number("DOCSBOT_MASS_DELETE_SHARE", "0.25", float)
 # Pages that are gone must reach the spider so they can be deleted; everything else non-2xx is a failure.
 HTTPERROR_ALLOWED_CODES = [404, 410]
-# The spider keeps each page's depth itself (stored pages keep their stored depth; see spiders/docs.py), so
+# The spider keeps each page's depth itself (stored pages keep their stored depth; see docsbot/refresh.py), so
 # Scrapy's DepthMiddleware, which would overwrite it with parent + 1, is off.
 SPIDER_MIDDLEWARES = {"scrapy.spidermiddlewares.depth.DepthMiddleware": None}
 DOWNLOADER_MIDDLEWARES = {
@@ -107,8 +107,12 @@ DOWNLOADER_MIDDLEWARES = {
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
     "docsbot.middlewares.RobotsTxtMiddleware": 100,
     "docsbot.middlewares.ScopeMiddleware": 560,
+    # Sees a response after the conditional-request middleware (580) and the redirect middleware (600).
+    "docsbot.middlewares.RenderMiddleware": 570,
     "docsbot.middlewares.ConditionalRequestMiddleware": 580,
 }
+# The run's setup and bookkeeping (docsbot.run): built after the spider, before every other docsbot component.
+EXTENSIONS = {"docsbot.run.IndexRun": 0}
 ITEM_PIPELINES = {
     "docsbot.pipelines.ChunkPipeline": 300,
     "docsbot.pipelines.EmbedPipeline": 400,

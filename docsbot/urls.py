@@ -1,4 +1,4 @@
-"""Canonical URLs and crawl scope (pure functions, no Scrapy imports)."""
+"""Canonical URLs, page identity and crawl scope (pure functions; Scrapy only lends its list of file extensions)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,10 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
+from scrapy.linkextractors import IGNORED_EXTENSIONS
 from w3lib.url import canonicalize_url
 
-__all__ = ["Scope", "canonical_url", "InvalidURL"]
+__all__ = ["Scope", "canonical_url", "page_key", "is_download", "InvalidURL"]
 
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -20,10 +21,12 @@ class InvalidURL(ValueError):
 
 
 def canonical_url(url: str, base: str | None = None) -> str:
-    """Return the form under which a page is stored: absolute, fragment dropped, query sorted, default port and
-    percent-encoding normalized (``w3lib.url.canonicalize_url``), host lower-cased, default port dropped, and
-    a trailing ``index.html``/``index.htm`` dropped (a directory and its index page are one page; servers that
-    serve one serve the other).
+    """Return the form under which a URL is requested and stored: absolute, fragment dropped, query sorted,
+    percent-encoding normalized (``w3lib.url.canonicalize_url``), host lower-cased, default port dropped.
+
+    The path is kept as the site wrote it: ``dir/index.html`` stays ``dir/index.html`` (docsbot never invents a
+    URL; nginx without ``autoindex`` answers 403, not 404, for ``dir/`` once ``dir/index.html`` is gone). That the
+    two name one page is :func:`page_key`'s business.
 
     ``base`` resolves a relative ``url`` (RFC 3986 §5). Raises :class:`InvalidURL` for anything but an absolute
     http(s) URL with a host.
@@ -39,9 +42,26 @@ def canonical_url(url: str, base: str | None = None) -> str:
         raise InvalidURL(f"bad port in {url!r}") from exc
     if port == _DEFAULT_PORTS[parts.scheme]:  # w3lib keeps explicit default ports
         parts = parts._replace(netloc=parts.netloc.rsplit(":", 1)[0])
-    # A directory and its index page are one page: ".../index.html" is stored (and requested) as ".../".
-    parts = parts._replace(path=_INDEX_PAGE.sub("/", parts.path or "/"))
+    parts = parts._replace(path=parts.path or "/")
     return canonicalize_url(urlunsplit(parts), keep_fragments=False)
+
+
+def page_key(url: str) -> str:
+    """The identity of the page a canonical URL names: a trailing ``index.html``/``index.htm`` dropped, so a
+    directory and its index page are one page (stored once, requested once) whichever the site links."""
+    return _INDEX_PAGE.sub("/", url) if "?" not in url else url
+
+
+# Links to these are files, not pages: Scrapy's own list (archives, images, audio, video, office documents...).
+_DOWNLOAD_EXTENSIONS = frozenset(f".{ext}" for ext in IGNORED_EXTENSIONS)
+
+
+def is_download(url: str) -> bool:
+    """Whether ``url``'s path ends with an extension Scrapy's link extractors ignore
+    (``scrapy.linkextractors.IGNORED_EXTENSIONS``: ``.zip``, ``.png``, ``.pdf``...): a file, not a page."""
+    path = urlsplit(url).path.lower()
+    dot = path.rfind(".")
+    return dot > path.rfind("/") and path[dot:] in _DOWNLOAD_EXTENSIONS
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,8 @@ that stops because its root URL failed (``root_failed``), the embedding model co
 - after the crawl, the spider's close reason (the ``finish_reason`` stat set by Scrapy's CoreStats extension) must
   be ``finished`` or a ``closespider_*`` limit the user asked for; anything else exits 1. What the run kept or
   wrote is unchanged: the reason is in the log and in ``crawl_runs.summary``;
-- a :class:`~docsbot.errors.DocsbotError` raised while the spider is set up (bad spider argument, unreachable
-  database, unknown library, missing model or browser) is logged as its message alone, not as asyncio's
+- a :class:`~docsbot.errors.DocsbotError` raised while the run is set up (bad spider argument, unreachable
+  database, unknown library, missing model or browser: the spider and :class:`docsbot.run.IndexRun`) is logged as its message alone, not as asyncio's
   "Task exception was never retrieved" with a traceback; the crawl does not start and the exit code is 1.
 
 Scrapyd runs jobs through ``scrapy crawl`` too, so there a failed run ends its process with 1 as well. Zyte Scrapy
@@ -48,7 +48,9 @@ class Command(ScrapyCrawlCommand):
             try:
                 await crawl_async(*args, **kwargs)
             except DocsbotError as exc:
-                if crawler.spider is not None:  # not a setup error: let Scrapy report it as usual
+                # A setup error comes from the spider's arguments or the IndexRun extension, before the engine
+                # exists (Scrapy documents the underscore attribute as the one to read before the crawl starts).
+                if crawler._engine is not None:  # not a setup error: let Scrapy report it as usual
                     raise
                 # The message alone; Scrapy still counts a crawler without a spider as a bootstrap failure (exit 1).
                 logger.error("%s", exc)

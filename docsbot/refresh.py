@@ -1,0 +1,306 @@
+"""The refresh rules (README "Refresh", ../shared/DESIGN.md) as code: pure, no Scrapy, no database.
+
+One :class:`RefreshLedger` lives for one crawl of one library version. The spider asks it *what to request*
+(:meth:`~RefreshLedger.plan`), tells it *what answered* (:meth:`~RefreshLedger.resolve` for a 200,
+:meth:`~RefreshLedger.not_modified` for a 304, :meth:`~RefreshLedger.gone` for a 404/410 or a redirect out of
+scope, :meth:`~RefreshLedger.failed` for anything else), the store pipeline tells it what was written
+(:meth:`~RefreshLedger.stored`), and at the end of the run the run extension asks it *what to delete*
+(:meth:`~RefreshLedger.deletion_plan`). The table, row by row:
+
+=======================  =================================  =======================================  ==================
+server answers           pages row                          documents rows                           links followed
+=======================  =================================  =======================================  ==================
+304 Not Modified         untouched                          untouched (same ids)                     the stored links
+200, content changed     upsert title, validators, hash     deleted and re-inserted, one transaction links in the body
+200, same content        validators updated only            untouched                                links in the body
+404 / 410                deleted (end of a complete run)    deleted by cascade                       none
+anything else / error    untouched                          untouched                                the stored links
+redirect to new URL      moved to the final URL (no twin)   200/304 rules at the new URL             as above
+=======================  =================================  =======================================  ==================
+
+- The root URL is requested exactly once per run, whether or not it is stored.
+- A stored page keeps its stored depth; a page found for the first time gets its parent's depth + 1;
+  ``max_depth`` applies to both.
+- Requests go to URLs the site linked, redirected to, named canonical or listed in a sitemap (no invented URL);
+  one page reached under two URLs (``dir/`` and ``dir/index.html``: :func:`docsbot.urls.page_key`) is requested
+  and stored once.
+- Deletions (gone pages, pruned orphans) happen only at the end of a run that completed and whose root
+  answered, and never more than ``mass_delete_share`` of the version's pages unless allowed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
+
+from docsbot.urls import Scope, page_key
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+__all__ = [
+    "GONE_STATUSES",
+    "DeletionPlan",
+    "PlannedRequest",
+    "RefreshLedger",
+    "Resolution",
+    "StoredPage",
+    "content_unchanged",
+]
+
+GONE_STATUSES = frozenset({404, 410})  # RFC 9110 §15.5.5 and §15.5.11: the only answers that delete a page
+
+
+@dataclass(frozen=True)
+class StoredPage:
+    """What a run needs to know of a stored page before fetching it (a few hundred bytes each)."""
+
+    id: int
+    url: str
+    etag: str | None
+    last_modified: str | None
+    content_hash: str | None
+    depth: int
+    links: tuple[str, ...]
+    last_checked_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class PlannedRequest:
+    """A request to send. ``validators`` (``(etag, last_modified)``, either may be ``None``) are present when a
+    stored page is revalidated (RFC 9110 §13.1); ``render``: fetch it through the browser; ``render_after_200``:
+    revalidate it over plain HTTP and render it only if it answers 200 (a browser cannot revalidate)."""
+
+    url: str
+    depth: int
+    stored: StoredPage | None = None
+    validators: tuple[str | None, str | None] | None = None
+    render: bool = False
+    render_after_200: bool = False
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """Where a 200 response is stored.
+
+    ``target``: the URL the page is stored under (the final URL after redirects, or its in-scope
+    ``<link rel="canonical">``); ``page``: the stored row it updates (``None``: a new page); ``depth``: the
+    page's depth (stored depth kept); ``retired``: a stored row that now redirects to, or duplicates, another
+    stored page and goes (``None`` if none); ``duplicate``: the page was stored already this run under another
+    URL, so nothing is stored now.
+    """
+
+    target: str
+    page: StoredPage | None
+    depth: int
+    retired: StoredPage | None = None
+    duplicate: bool = False
+
+
+@dataclass
+class DeletionPlan:
+    """What the end of a run deletes: ``delete`` (page id → reason), of which ``orphans`` were stored pages no
+    longer linked from the root; ``refused``: pages that would have gone but the mass-deletion guard kept;
+    ``kept``: gone pages kept because the run did not complete (``completed`` false: it did not, or its root
+    did not answer)."""
+
+    delete: dict[int, str] = field(default_factory=dict)
+    orphans: dict[int, str] = field(default_factory=dict)
+    refused: int = 0
+    kept: int = 0
+    completed: bool = True
+
+
+def content_unchanged(stored_hash: str | None, new_hash: str) -> bool:
+    """A 200 whose extracted content hashes as stored (``docsbot.extract.content_hash``) changes nothing but the
+    validators: no chunking, no embedding, no chunk writes."""
+    return stored_hash is not None and stored_hash == new_hash
+
+
+class RefreshLedger:
+    """The state of one run: what is stored, what was requested, reached, stored and found gone.
+
+    ``stored``: the version's pages at the start of the run. ``refresh``: revalidate stored pages with their
+    validators (a full index fetches every page without them). ``render``: which URLs go through the browser.
+    ``min_recheck``: stored pages checked more recently are not requested (their stored links are followed).
+    ``now`` is injectable for tests.
+    """
+
+    def __init__(
+        self,
+        root_url: str,
+        stored: Iterable[StoredPage] = (),
+        *,
+        refresh: bool = True,
+        max_depth: int | None = None,
+        max_pages: int | None = None,
+        min_recheck: timedelta | None = None,
+        render: Callable[[str], bool] = lambda url: False,
+        scope: Scope | None = None,
+        now: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self.root_url = root_url
+        self.scope = scope or Scope.from_root(root_url)
+        self.refresh = refresh
+        self.max_depth = max_depth
+        self.max_pages = max_pages
+        self.min_recheck = min_recheck
+        self.render = render
+        self._now = now
+        self.pages: dict[str, StoredPage] = {page_key(p.url): p for p in stored}
+        self.requested: set[str] = set()  # page keys requested this run (docsbot deduplicates, not Scrapy)
+        self.linked: set[str] = set()  # page keys reached from the root through links, within scope and depth
+        self.claimed: set[str] = set()  # page keys stored (or moved there) this run
+        self.moved: set[int] = set()  # stored page ids that moved to a new URL (redirect)
+        self.checked: set[int] = set()  # stored page ids that answered 200/304 this run
+        self.gone_pages: dict[int, str] = {}  # page id → "url (reason)", deleted at the end of a complete run
+        self.truncated = False  # max_pages cut the crawl short: orphans cannot be told
+        self.root_answered = False
+        self.skipped_recently_checked = 0
+
+    def stored_page(self, url: str) -> StoredPage | None:
+        """The stored page ``url`` names (under either of its URLs), or ``None``."""
+        return self.pages.get(page_key(url))
+
+    # --- what to request ---
+
+    def seeds(self) -> list[PlannedRequest]:
+        """The root URL, then every stored page in depth order (each requested once, by whichever request comes
+        first: a seed or a link)."""
+        planned = self.plan([self.root_url], -1)
+        for page in sorted(self.pages.values(), key=lambda p: (p.depth, p.id)):
+            planned += self.plan([page.url], page.depth - 1, linked=False)
+        return planned
+
+    def plan(self, urls: Iterable[str], parent_depth: int, *, linked: bool = True) -> list[PlannedRequest]:
+        """Requests for ``urls`` found at ``parent_depth`` + 1, skipping URLs out of scope, already requested, or
+        past ``max_depth``/``max_pages``. ``linked``: the URLs come from links (not seeds), so they count as
+        reachable from the root (orphans are the stored pages that are not)."""
+        out: list[PlannedRequest] = []
+        stack = [(url, parent_depth, linked) for url in reversed(list(urls))]
+        while stack:
+            url, parent, via_link = stack.pop()
+            if url not in self.scope:
+                continue
+            key = page_key(url)
+            stored = self.pages.get(key)
+            depth = stored.depth if stored else parent + 1
+            if self.max_depth is not None and depth > self.max_depth:
+                continue
+            if via_link:
+                self.linked.add(key)
+            if key in self.requested:
+                continue
+            if self.max_pages is not None and len(self.requested) >= self.max_pages:
+                self.truncated = True
+                continue
+            self.requested.add(key)
+            if stored and self._recently_checked(stored):
+                self.skipped_recently_checked += 1
+                stack.extend((link, stored.depth, True) for link in reversed(stored.links))
+                continue
+            render = self.render(url)
+            if stored and self.refresh and (stored.etag or stored.last_modified or not render):
+                validators = (stored.etag, stored.last_modified)
+                out.append(PlannedRequest(url, depth, stored, validators, render_after_200=render))
+            else:
+                out.append(PlannedRequest(url, depth, stored, render=render))
+        return out
+
+    def _recently_checked(self, page: StoredPage) -> bool:
+        if self.min_recheck is None or page.last_checked_at is None or page_key(page.url) == page_key(self.root_url):
+            return False
+        return page.last_checked_at > self._now() - self.min_recheck
+
+    # --- what answered ---
+
+    def is_root(self, url: str) -> bool:
+        return page_key(url) == page_key(self.root_url)
+
+    def resolve(self, origin: str, final: str, canonical: str | None, request_depth: int) -> Resolution:
+        """A 200 for a request of ``origin`` that ended at ``final`` (after redirects), whose HTML names
+        ``canonical``: which stored row it updates. The stored row of ``origin``, if it is not the target's,
+        moves to the target URL unless the target has its own row or was stored already this run; then it is
+        retired (deleted at the end of the run)."""
+        target = final
+        if canonical and page_key(canonical) != page_key(final) and canonical in self.scope:
+            target = canonical
+        key = page_key(target)
+        page = self.pages.get(key)
+        origin_page = self.pages.get(page_key(origin))
+        retired = None
+        if origin_page is not None and origin_page is not page:
+            if page is None and key not in self.claimed:
+                page = origin_page
+                self.moved.add(page.id)
+            else:
+                retired = origin_page
+        if key in self.claimed:
+            return Resolution(target, page, page.depth if page else request_depth, retired, duplicate=True)
+        self.claimed.add(key)
+        self.requested.add(key)
+        return Resolution(target, page, page.depth if page else request_depth, retired)
+
+    def not_modified(self, url: str) -> StoredPage | None:
+        """A 304: the stored page is current (its stored links are followed). Returns it."""
+        if self.is_root(url):
+            self.root_answered = True
+        page = self.stored_page(url)
+        if page is not None:
+            self.checked.add(page.id)
+        return page
+
+    def answered(self, url: str) -> None:
+        """``url`` answered 200 (or 404/410, for the root: which stops the run)."""
+        if self.is_root(url):
+            self.root_answered = True
+
+    def failed(self, url: str) -> StoredPage | None:
+        """Any other failure: the stored page is kept as it was (its stored links are followed). Returns it."""
+        return self.stored_page(url)
+
+    def gone(self, page_id: int, url: str, reason: str) -> bool:
+        """Stored page ``page_id`` at ``url`` is gone (404/410, a redirect out of scope, a duplicate of another
+        stored page): deleted at the end of a complete run. Returns whether this is news."""
+        if page_id in self.gone_pages:
+            return False
+        self.gone_pages[page_id] = f"{url} ({reason})"
+        return True
+
+    def stored(self, page_id: int) -> None:
+        """The store pipeline wrote page ``page_id`` (new, modified or same content)."""
+        self.checked.add(page_id)
+
+    # --- what to delete ---
+
+    def orphans(self) -> dict[int, str]:
+        """Stored pages that still answer but were not reached through links from the root this run (empty when
+        ``max_pages`` truncated the crawl: then nothing can be told)."""
+        if self.truncated:
+            return {}
+        return {
+            page.id: page.url
+            for key, page in self.pages.items()
+            if key not in self.linked and page.id not in self.gone_pages and page.id not in self.moved
+        }
+
+    def deletion_plan(
+        self, *, completed: bool, prune: str = "none", mass_delete_share: float = 1.0, allow_mass_delete: bool = False
+    ) -> DeletionPlan:
+        """What to delete now. Nothing unless the run ``completed`` and its root answered (200/304); gone pages,
+        plus orphans with ``prune="orphans"``; nothing if that is more than ``mass_delete_share`` of the stored
+        pages and ``allow_mass_delete`` is false."""
+        if not completed or not self.root_answered:
+            return DeletionPlan(kept=len(self.gone_pages), completed=False)
+        orphans = self.orphans()
+        doomed = dict(self.gone_pages)
+        if prune == "orphans":
+            doomed.update((page_id, f"{url} (orphan)") for page_id, url in orphans.items() if page_id not in doomed)
+        if len(doomed) > mass_delete_share * max(len(self.pages), 1) and not allow_mass_delete:
+            return DeletionPlan(orphans=orphans, refused=len(doomed))
+        return DeletionPlan(delete=doomed, orphans=orphans)
+
+    def checked_pages(self, plan: DeletionPlan) -> list[int]:
+        """Stored pages to mark as checked this run: those that answered, less those deleted."""
+        return sorted(self.checked - set(plan.delete))
