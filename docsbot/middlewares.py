@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from scrapy.robotstxt import RobotParser
     from scrapy.statscollectors import StatsCollector
 
+    from docsbot.urls import Scope
+
 __all__ = [
     "ConditionalRequestMiddleware",
     "NotModified",
@@ -119,13 +121,13 @@ class ScopeMiddleware:
     docs spider's run (:func:`docsbot.run.index_context`).
     """
 
-    def __init__(self, crawler: Crawler) -> None:
-        self.stats = crawler.stats
-        self.scope = index_context(crawler).scope
+    def __init__(self, scope: Scope, stats: StatsCollector) -> None:
+        self.scope = scope
+        self.stats = stats
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ScopeMiddleware:
-        return cls(crawler)
+        return cls(index_context(crawler).scope, crawler.stats)
 
     def process_request(self, request: Request, spider: object = None) -> None:
         if not request.meta.get(PAGE_META_KEY) or request.url in self.scope:
@@ -151,16 +153,16 @@ class RenderMiddleware:
     (``meta["docsbot_fetched_validators"]``) since a browser navigation's cannot be revalidated later.
     Stats: ``docsbot/render/after_200``. ``NotConfigured`` when the run renders nothing."""
 
-    def __init__(self, crawler: Crawler) -> None:
-        context = index_context(crawler)
-        if not context.render.enabled:
-            raise NotConfigured("no page of this run is rendered")
-        self.stats = crawler.stats
-        self.meta = render_meta(context.render_wait_until)
+    def __init__(self, wait_until: str, stats: StatsCollector) -> None:
+        self.meta = render_meta(wait_until)
+        self.stats = stats
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RenderMiddleware:
-        return cls(crawler)
+        context = index_context(crawler)
+        if not context.render.enabled:
+            raise NotConfigured  # no page of this run is rendered (silent: a message would log a warning)
+        return cls(context.render_wait_until, crawler.stats)
 
     def process_response(self, request: Request, response: Response, spider: object = None) -> Request | Response:
         if not request.meta.get(RENDER_ON_200_META_KEY) or response.status != 200:

@@ -136,7 +136,8 @@ class EmbedPipeline:
     indexing a new version of a library embeds only what changed since the last one.
 
     Stats: ``docsbot/chunks_embedded``, ``docsbot/chunks_reused``. If the model cannot be loaded the crawl is
-    closed with reason ``embedding_model_error`` and no page is written.
+    closed with reason ``embedding_model_error`` and no page is written (each dropped page counts in
+    ``docsbot/failed`` and ``docsbot/failed/embed``).
     """
 
     def __init__(self, crawler: Crawler) -> None:
@@ -144,7 +145,7 @@ class EmbedPipeline:
         self.context = index_context(crawler)
         self.max_texts = 8 * crawler.settings.getint("DOCSBOT_EMBED_BATCH_SIZE")
         self._batcher: EmbeddingBatcher | None = None
-        self._failed = False
+        self._closing: asyncio.Future[None] | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> EmbedPipeline:
@@ -166,10 +167,15 @@ class EmbedPipeline:
         try:
             vectors = await self._batcher.embed([c.embed_text for c in todo])
         except EmbeddingModelError as exc:
-            if not self._failed:
-                self._failed = True
+            if self._closing is None:
                 logger.error("%s", exc)
-                await self.crawler.engine.close_spider_async(reason="embedding_model_error")
+                # Scheduled, not awaited: closing waits for the items in progress, this one included (Scrapy's
+                # CloseSpider extension schedules its close the same way).
+                self._closing = asyncio.ensure_future(
+                    self.crawler.engine.close_spider_async(reason="embedding_model_error")
+                )
+            self.crawler.stats.inc_value("docsbot/failed")
+            self.crawler.stats.inc_value("docsbot/failed/embed")
             raise DropItem(f"not stored, no embedding model: {item.url}") from exc
         for chunk, vector in zip(todo, vectors, strict=True):
             chunk.embedding = vector

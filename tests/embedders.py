@@ -35,3 +35,14 @@ class HashingEmbedder:
             if not norm:
                 out[row, 0] = 1.0
         return out
+
+
+class BrokenEmbedder(HashingEmbedder):
+    """A model whose files are unusable: every call fails the way FastEmbedEmbedder reports a load error."""
+
+    name = "test/broken-384"
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        from docsbot.embedding import EmbeddingModelError
+
+        raise EmbeddingModelError("cannot load embedding model 'test/broken-384': model.onnx is truncated")

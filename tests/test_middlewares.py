@@ -5,7 +5,18 @@ from scrapy import Request
 from scrapy.http import HtmlResponse, Response
 from scrapy.utils.test import get_crawler
 
-from docsbot.middlewares import VALIDATORS_META_KEY, ConditionalRequestMiddleware, NotModified
+from docsbot.middlewares import (
+    FETCHED_VALIDATORS_META_KEY,
+    PAGE_META_KEY,
+    RENDER_ON_200_META_KEY,
+    VALIDATORS_META_KEY,
+    ConditionalRequestMiddleware,
+    NotModified,
+    OutOfScope,
+    RenderMiddleware,
+    ScopeMiddleware,
+)
+from docsbot.urls import Scope
 
 ETAG = '"6ac63c7b-23e59"'
 LAST_MODIFIED = "Wed, 07 Oct 2026 12:35:07 GMT"
@@ -67,3 +78,61 @@ def test_other_responses_pass_through(mw):
     assert mw.process_response(request, ok) is ok
     unsolicited = Response("http://h/b.html", status=304)
     assert mw.process_response(Request("http://h/b.html"), unsolicited) is unsolicited
+
+
+@pytest.fixture
+def stats():
+    crawler = get_crawler()
+    crawler.stats.open_spider()
+    return crawler.stats
+
+
+def page_request(url: str, **meta) -> Request:
+    return Request(url, meta={PAGE_META_KEY: True, "depth": 1, **meta})
+
+
+def test_scope_lets_pages_inside_the_root_directory_through(stats):
+    mw = ScopeMiddleware(Scope.from_root("http://h/docs/index.html"), stats)
+    assert mw.process_request(page_request("http://h/docs/a/b.html")) is None
+    assert mw.process_request(page_request("http://H:80/docs/x.html")) is None  # same page, another spelling
+    assert mw.process_request(Request("http://h/robots.txt")) is None  # not a page: robots.txt, sitemaps
+    assert stats.get_value("docsbot/skipped/out_of_scope") is None
+
+
+@pytest.mark.parametrize("url", ["http://h/other/x.html", "http://h:8080/docs/x.html", "http://elsewhere/docs/x.html"])
+def test_scope_stops_pages_and_redirect_hops_outside_it(stats, url):
+    mw = ScopeMiddleware(Scope.from_root("http://h/docs/index.html"), stats)
+    hop = page_request(url, redirect_urls=["http://h/docs/moved.html"])
+    with pytest.raises(OutOfScope):
+        mw.process_request(hop)
+    assert stats.get_value("docsbot/skipped/out_of_scope") == 1
+
+
+def test_a_200_to_the_revalidation_of_a_rendered_page_becomes_its_browser_request(stats):
+    mw = RenderMiddleware("networkidle", stats)
+    request = page_request(
+        "http://h/docs/app.html",
+        **{VALIDATORS_META_KEY: ('"old"', None), RENDER_ON_200_META_KEY: True},
+        redirect_urls=["http://h/docs/old-app.html"],
+    )
+    request.headers[b"If-None-Match"] = b'"old"'
+    response = HtmlResponse(
+        request.url, status=200, headers={"ETag": '"new"', "Last-Modified": LAST_MODIFIED}, body=b"<html></html>"
+    )
+    rendered = mw.process_response(request, response)
+    assert isinstance(rendered, Request) and rendered.url == "http://h/docs/app.html" and rendered.dont_filter
+    assert rendered.meta["playwright"] and rendered.meta["playwright_page_goto_kwargs"] == {"wait_until": "networkidle"}
+    assert rendered.meta[FETCHED_VALIDATORS_META_KEY] == ('"new"', LAST_MODIFIED)
+    assert rendered.meta["redirect_urls"] == ["http://h/docs/old-app.html"]
+    assert VALIDATORS_META_KEY not in rendered.meta and b"If-None-Match" not in rendered.headers
+    assert stats.get_value("docsbot/render/after_200") == 1
+
+
+def test_other_answers_to_a_rendered_page_pass_through(stats):
+    mw = RenderMiddleware("load", stats)
+    request = page_request("http://h/docs/app.html", **{RENDER_ON_200_META_KEY: True})
+    gone = Response(request.url, status=404)
+    plain = page_request("http://h/docs/page.html")
+    ok = HtmlResponse(plain.url, status=200, body=b"<html></html>")
+    assert mw.process_response(request, gone) is gone
+    assert mw.process_response(plain, ok) is ok

@@ -74,7 +74,8 @@ def test_index_then_search_with_the_real_model(crawl, docsite, database_url, db)
     assert len(hits) == 3
     assert hits[0]["url"].endswith("/docs/api.html")
     assert "Schedule a coroutine" in hits[0]["content"]
-    assert set(hits[0]) == {"url", "title", "heading_path", "score", "content"}
+    assert set(hits[0]) == {"url", "deep_link", "title", "heading_path", "score", "content", "library", "version"}
+    assert len({hit["url"] for hit in hits}) == 3  # one result per page
 
     human = subprocess.run(
         [sys.executable, "-m", "docsbot.cli", "search", "install with pip", "--library", "testdocs"],

@@ -9,8 +9,9 @@ that stops because its root URL failed (``root_failed``), the embedding model co
   be ``finished`` or a ``closespider_*`` limit the user asked for; anything else exits 1. What the run kept or
   wrote is unchanged: the reason is in the log and in ``crawl_runs.summary``;
 - a :class:`~docsbot.errors.DocsbotError` raised while the run is set up (bad spider argument, unreachable
-  database, unknown library, missing model or browser: the spider and :class:`docsbot.run.IndexRun`) is logged as its message alone, not as asyncio's
-  "Task exception was never retrieved" with a traceback; the crawl does not start and the exit code is 1.
+  database, unknown library, missing model or browser: the spider and :class:`docsbot.run.IndexRun`) is logged
+  as its message alone, not as asyncio's "Task exception was never retrieved" with a traceback; the crawl does
+  not start and the exit code is 1.
 
 Scrapyd runs jobs through ``scrapy crawl`` too, so there a failed run ends its process with 1 as well. Zyte Scrapy
 Cloud starts spiders with its own runner and reports the close reason as the job's outcome.

@@ -1,0 +1,72 @@
+"""The docs spider's arguments (docsbot/arguments.py): validation and what a refresh takes from the index."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from docsbot.arguments import CrawlArguments, SpiderArgumentError
+
+
+def test_a_full_index_needs_a_url_and_defaults_library_to_its_host():
+    args = CrawlArguments.parse(url="HTTP://Docs.Example.org:80/en/index.html#top")
+    assert (args.url, args.library, args.version, args.mode) == (
+        "http://docs.example.org/en/index.html",
+        "docs.example.org",
+        "",
+        "full",
+    )
+    with pytest.raises(SpiderArgumentError, match="needs -a url"):
+        CrawlArguments.parse(mode="full")
+
+
+def test_a_refresh_needs_a_library():
+    assert CrawlArguments.parse(library="x").mode == "refresh"
+    with pytest.raises(SpiderArgumentError, match="needs -a library"):
+        CrawlArguments.parse(mode="refresh")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"url": "ftp://h/x"}, "-a url"),
+        ({"url": "http://h/", "mode": "partial"}, "-a mode"),
+        ({"url": "http://h/", "max_depth": "-1"}, "max_depth must be >= 0"),
+        ({"url": "http://h/", "max_pages": "lots"}, "max_pages must be an integer"),
+        ({"url": "http://h/", "prune": "all"}, "-a prune"),
+        ({"url": "http://h/", "allow_mass_delete": "maybe"}, "allow_mass_delete must be 1 or 0"),
+        ({"url": "http://h/", "min_recheck": "7 days"}, "duration"),
+        ({"url": "http://h/", "sitemap": "sitemap.xml"}, "-a sitemap"),
+        ({"url": "http://h/", "render": "chrome"}, "-a render"),
+    ],
+)
+def test_malformed_arguments_are_one_clear_error(kwargs, message):
+    with pytest.raises(SpiderArgumentError, match=message):
+        CrawlArguments.parse(**kwargs)
+
+
+def test_durations_and_flags():
+    args = CrawlArguments.parse(library="x", min_recheck="12h", allow_mass_delete="yes", sitemap="none")
+    assert (args.min_recheck, args.allow_mass_delete, args.sitemap) == (timedelta(hours=12), True, "none")
+    assert args.as_json()["min_recheck"] == "12:00:00"
+
+
+def test_a_refresh_reuses_what_the_index_stored_unless_given_again():
+    stored = {"max_depth": 2, "max_pages": 100, "prune": "orphans", "render": "js"}
+    crawl = CrawlArguments.parse(library="x", mode="refresh").resolve("http://h/docs/", stored)
+    assert (crawl.root_url, crawl.max_depth, crawl.max_pages, crawl.prune, crawl.render) == (
+        "http://h/docs/",
+        2,
+        100,
+        "orphans",
+        "js",
+    )
+    given = CrawlArguments.parse(library="x", mode="refresh", max_depth="0", prune="none").resolve("http://h/", stored)
+    assert (given.max_depth, given.prune) == (0, "none")
+
+
+def test_a_full_index_ignores_stored_settings_and_stores_its_own():
+    args = CrawlArguments.parse(url="http://h/docs/", max_depth="3")
+    crawl = args.resolve("http://old/", {"max_depth": 1, "prune": "orphans"})
+    assert crawl.stored() == {"max_depth": 3, "max_pages": None, "prune": "none", "render": "none"}

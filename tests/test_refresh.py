@@ -1,0 +1,227 @@
+"""The refresh rules as pure code (docsbot/refresh.py), row by row; the README's "Refresh" table beside each test.
+
+End-to-end versions of the same rules, against a real server and database, are in tests/test_refresh_rules.py.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from docsbot.refresh import RefreshLedger, StoredPage, content_unchanged
+
+ROOT = "http://h/docs/index.html"
+
+
+def page(id: int, path: str, depth: int, links: tuple[str, ...] = (), *, etag='"e"', checked=None) -> StoredPage:
+    return StoredPage(id, f"http://h/docs/{path}", etag, "Mon, 01 Jan 2024 00:00:00 GMT", f"hash{id}", depth, links,
+                      checked)  # fmt: skip
+
+
+def site() -> list[StoredPage]:
+    """index → guide, api; guide → deep."""
+    return [
+        page(1, "index.html", 0, ("http://h/docs/guide.html", "http://h/docs/api.html")),
+        page(2, "guide.html", 1, ("http://h/docs/deep.html",)),
+        page(3, "api.html", 1),
+        page(4, "deep.html", 2),
+    ]
+
+
+def urls(planned) -> list[str]:
+    return [p.url.removeprefix("http://h/docs/") for p in planned]
+
+
+# | 304 Not Modified | untouched | untouched (same ids) | the stored links |
+def test_304_keeps_the_page_and_hands_back_its_stored_links():
+    ledger = RefreshLedger(ROOT, site())
+    ledger.seeds()
+    stored = ledger.not_modified("http://h/docs/guide.html")
+    assert stored is not None and stored.links == ("http://h/docs/deep.html",)
+    assert ledger.checked == {2}
+    ledger.not_modified(ROOT)
+    assert ledger.root_answered and ledger.checked == {1, 2}
+    assert ledger.deletion_plan(completed=True).delete == {}
+
+
+# Stored pages carry their validators, byte for byte (RFC 9110 §13.1); a full index sends none.
+def test_stored_pages_are_revalidated_with_their_validators_and_keep_their_depth():
+    planned = {p.url: p for p in RefreshLedger(ROOT, site()).seeds()}
+    deep = planned["http://h/docs/deep.html"]
+    assert (deep.depth, deep.validators) == (2, ('"e"', "Mon, 01 Jan 2024 00:00:00 GMT"))
+    assert all(p.validators is None for p in RefreshLedger(ROOT, site(), refresh=False).seeds())
+
+
+# The root URL is processed exactly once per run, whether or not it is stored; every page is requested once.
+def test_every_page_is_requested_once_the_root_first():
+    ledger = RefreshLedger(ROOT, site())
+    assert urls(ledger.seeds()) == ["index.html", "guide.html", "api.html", "deep.html"]
+    assert ledger.plan(["http://h/docs/guide.html", "http://h/docs/index.html"], 0) == []
+    assert urls(RefreshLedger(ROOT, []).seeds()) == ["index.html"]
+
+
+# | 200, content changed | upsert ... depth | deleted and re-inserted | links in the new body |
+# A page found for the first time gets its parent's depth + 1; a stored page keeps its stored depth.
+def test_new_pages_get_parent_depth_plus_one_stored_pages_keep_theirs():
+    ledger = RefreshLedger(ROOT, site())
+    ledger.seeds()
+    new = ledger.plan(["http://h/docs/new.html"], 1)
+    assert [(p.url, p.depth, p.stored) for p in new] == [("http://h/docs/new.html", 2, None)]
+    found = ledger.resolve("http://h/docs/deep.html", "http://h/docs/deep.html", None, request_depth=2)
+    assert (found.page.id, found.depth) == (4, 2)
+    shortcut = RefreshLedger(ROOT, site())
+    assert [p.depth for p in shortcut.plan(["http://h/docs/deep.html"], 0)] == [2]  # linked from the root now
+
+
+def test_max_depth_applies_to_stored_and_new_pages():
+    ledger = RefreshLedger(ROOT, site(), max_depth=1)
+    assert urls(ledger.seeds()) == ["index.html", "guide.html", "api.html"]
+    assert ledger.plan(["http://h/docs/new.html"], 1) == []
+
+
+# | 200, same content | validators updated only | untouched | links in the body |
+def test_same_content_is_detected_by_hash():
+    assert content_unchanged("abc", "abc")
+    assert not content_unchanged("abc", "abd")
+    assert not content_unchanged(None, "abc")  # a page never stored has no content to compare
+
+
+# | 404 / 410 | deleted | deleted by cascade | none |
+def test_gone_pages_are_deleted_at_the_end_of_a_complete_run_only():
+    ledger = RefreshLedger(ROOT, site())
+    ledger.seeds()
+    ledger.not_modified(ROOT)
+    assert ledger.gone(4, "http://h/docs/deep.html", "404")
+    assert not ledger.gone(4, "http://h/docs/deep.html", "410")  # reported once
+    plan = ledger.deletion_plan(completed=True)
+    assert plan.delete == {4: "http://h/docs/deep.html (404)"}
+    stopped = ledger.deletion_plan(completed=False)
+    assert (stopped.delete, stopped.kept, stopped.completed) == ({}, 1, False)
+
+
+def test_nothing_is_deleted_when_the_root_did_not_answer():
+    ledger = RefreshLedger(ROOT, site())
+    ledger.seeds()
+    ledger.gone(4, "http://h/docs/deep.html", "404")
+    assert ledger.deletion_plan(completed=True).delete == {}
+
+
+# | anything else / error | untouched | untouched | the stored links |
+def test_a_failure_keeps_the_page_and_its_links_are_followed():
+    ledger = RefreshLedger(ROOT, site())
+    ledger.seeds()
+    stored = ledger.failed("http://h/docs/guide.html")
+    assert stored is not None and stored.id == 2
+    ledger.not_modified(ROOT)
+    assert ledger.deletion_plan(completed=True).delete == {}
+    assert 2 not in ledger.checked  # not marked as checked this run
+
+
+# | redirect to new URL | moved to the final URL (no twin) | 200/304 rules at the new URL | as above |
+def test_a_redirect_moves_the_stored_row_to_the_new_url():
+    ledger = RefreshLedger(ROOT, site())
+    ledger.seeds()
+    found = ledger.resolve("http://h/docs/api.html", "http://h/docs/reference/api.html", None, request_depth=1)
+    assert (found.target, found.page.id, found.retired, found.duplicate) == (
+        "http://h/docs/reference/api.html",
+        3,
+        None,
+        False,
+    )
+    ledger.not_modified(ROOT)
+    assert 3 not in ledger.orphans()  # a moved page is not an orphan
+
+
+def test_a_redirect_onto_another_stored_page_retires_the_old_row():
+    ledger = RefreshLedger(ROOT, site())
+    ledger.seeds()
+    found = ledger.resolve("http://h/docs/deep.html", "http://h/docs/guide.html", None, request_depth=2)
+    assert (found.page.id, found.retired.id) == (2, 4)
+
+
+def test_one_page_under_two_urls_is_stored_once():
+    ledger = RefreshLedger(ROOT, [])
+    first = ledger.resolve("http://h/docs/api/index.html", "http://h/docs/api/index.html", None, 1)
+    again = ledger.resolve("http://h/docs/api/", "http://h/docs/api/", None, 1)
+    assert (first.duplicate, again.duplicate) == (False, True)
+    # a canonical link inside the scope names the stored URL
+    canon = ledger.resolve("http://h/docs/b.html", "http://h/docs/b.html", "http://h/docs/a.html", 1)
+    assert canon.target == "http://h/docs/a.html"
+    outside = ledger.resolve("http://h/docs/c.html", "http://h/docs/c.html", "http://other/c.html", 1)
+    assert outside.target == "http://h/docs/c.html"
+
+
+# docsbot never invents a URL: a directory index is requested the way the site links it.
+def test_urls_are_requested_as_linked_and_a_directory_and_its_index_are_one_page():
+    ledger = RefreshLedger(ROOT, [page(9, "dir/index.html", 1)])
+    planned = ledger.plan(["http://h/docs/dir/index.html", "http://h/docs/dir/"], 0)
+    assert urls(planned) == ["dir/index.html"]
+    assert ledger.stored_page("http://h/docs/dir/").id == 9
+
+
+def test_out_of_scope_urls_are_never_requested():
+    ledger = RefreshLedger(ROOT, [])
+    assert ledger.plan(["http://h/other/x.html", "http://elsewhere/docs/x.html", "http://h/docs/x.html"], 0)[0].url == (
+        "http://h/docs/x.html"
+    )
+
+
+# Orphans: stored pages no longer linked from the root (kept unless prune=orphans).
+def test_orphans_are_reported_and_pruned_on_request():
+    ledger = RefreshLedger(ROOT, site())
+    ledger.plan([ROOT], -1)
+    ledger.not_modified(ROOT)
+    ledger.plan(["http://h/docs/guide.html"], 0)  # the root no longer links api.html; guide → deep not followed
+    ledger.plan(["http://h/docs/deep.html"], 1)
+    for seed in site():
+        ledger.plan([seed.url], seed.depth - 1, linked=False)
+    assert ledger.orphans() == {3: "http://h/docs/api.html"}
+    assert ledger.deletion_plan(completed=True).delete == {}
+    assert ledger.deletion_plan(completed=True, prune="orphans").delete == {3: "http://h/docs/api.html (orphan)"}
+
+
+def test_max_pages_truncation_means_no_orphans():
+    ledger = RefreshLedger(ROOT, site(), max_pages=2)
+    assert urls(ledger.seeds()) == ["index.html", "guide.html"]
+    ledger.not_modified(ROOT)
+    assert ledger.truncated and ledger.orphans() == {}
+    assert ledger.deletion_plan(completed=True, prune="orphans").delete == {}
+
+
+@pytest.mark.parametrize(("gone", "allowed", "deleted"), [(1, False, 1), (2, False, 0), (2, True, 2)])
+def test_mass_deletion_guard(gone, allowed, deleted):
+    ledger = RefreshLedger(ROOT, site())
+    ledger.seeds()
+    ledger.not_modified(ROOT)
+    for page_id in range(2, 2 + gone):
+        ledger.gone(page_id, f"http://h/docs/{page_id}.html", "404")
+    plan = ledger.deletion_plan(completed=True, mass_delete_share=0.25, allow_mass_delete=allowed)
+    assert len(plan.delete) == deleted
+    assert plan.refused == (gone if not deleted else 0)
+
+
+def test_min_recheck_skips_recent_pages_but_follows_their_links():
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    recent = now - timedelta(hours=1)
+    stored = [
+        page(1, "index.html", 0, ("http://h/docs/guide.html",), checked=recent),
+        page(2, "guide.html", 1, ("http://h/docs/deep.html",), checked=recent),
+        page(4, "deep.html", 2, checked=now - timedelta(days=30)),
+    ]
+    ledger = RefreshLedger(ROOT, stored, min_recheck=timedelta(days=1), now=lambda: now)
+    planned = ledger.plan([ROOT], -1)
+    assert urls(planned) == ["index.html"]  # the root is always checked
+    assert urls(ledger.plan(stored[0].links, 0)) == ["deep.html"]  # guide skipped, its link followed
+    assert ledger.skipped_recently_checked == 1
+
+
+def test_rendered_pages_are_revalidated_over_http_first():
+    def render(url: str) -> bool:
+        return url.endswith("app.html")
+
+    stored = [page(1, "index.html", 0), page(5, "app.html", 1), page(6, "app2.html", 1, etag=None)]
+    refresh = {p.url: p for p in RefreshLedger(ROOT, stored, render=render).seeds()}
+    assert refresh["http://h/docs/app.html"].render_after_200 and not refresh["http://h/docs/app.html"].render
+    full = {p.url: p for p in RefreshLedger(ROOT, stored, refresh=False, render=render).seeds()}
+    assert full["http://h/docs/app.html"].render and full["http://h/docs/app.html"].validators is None

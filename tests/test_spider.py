@@ -1,0 +1,108 @@
+"""The docs spider end to end, for behaviours tests/test_crawl.py and tests/test_refresh_rules.py do not cover:
+410, max_pages truncation and orphans, a model that fails, sitemap indexes and gzipped sitemaps, robots.txt
+fetched once, and URLs requested the way the site links them (a deleted directory index is deleted)."""
+
+from __future__ import annotations
+
+import gzip
+
+from tests.docsite import Page, html_page
+from tests.test_crawl import DOC_PAGES, chunks, index, last_run, pages, refresh
+
+
+def test_410_gone_deletes_the_page_and_its_chunks(crawl, docsite, db):
+    index(crawl, docsite)
+    api_id = pages(db)["/docs/api.html"]["id"]
+    docsite.site.failing["/docs/api.html"] = 410
+    refresh(crawl)
+    assert "/docs/api.html" not in pages(db)
+    assert db.execute("SELECT count(*) FROM documents WHERE page_id = %s", (api_id,)).fetchone()[0] == 0
+    assert last_run(db)["deleted"] == 1
+
+
+def test_max_pages_truncation_stores_what_it_reached_and_prunes_no_orphan(crawl, docsite, db):
+    index(crawl, docsite, prune="orphans")
+    assert set(pages(db)) == DOC_PAGES
+    result = refresh(crawl, max_pages="2")
+    assert result.returncode == 0
+    # three stored pages were not requested: with the crawl cut short nobody can tell they are orphans
+    assert set(pages(db)) == DOC_PAGES
+    run = last_run(db)
+    assert run["unchanged"] == 2 and "orphans" not in run and run.get("deleted", 0) == 0
+    assert len([h for h in docsite.site.hits if h.path != "/robots.txt" and h.status == 304]) == 2
+
+
+def test_a_model_that_cannot_embed_stops_the_run_and_writes_no_page(crawl, docsite, db):
+    result = crawl(
+        url=f"{docsite.url}/docs/index.html",
+        library="testdocs",
+        version="1.0",
+        embedder="tests.embedders.BrokenEmbedder",
+    )
+    assert result.returncode == 1
+    assert "embedding model" in result.stderr and "Traceback" not in result.stderr
+    assert pages(db) == {}
+    assert db.execute("SELECT count(*) FROM documents").fetchone()[0] == 0
+    run = last_run(db)
+    assert run["finish_reason"] == "embedding_model_error"
+    assert run["failed"] >= 1 and run["failed"] == run["failed/embed"]  # fetched, not stored: counted, not lost
+
+
+def _sitemap(urls: list[str]) -> str:
+    entries = "".join(f"<url><loc>{u}</loc></url>" for u in urls)
+    return f'<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{entries}</urlset>'
+
+
+def test_a_sitemap_index_and_a_gzipped_sitemap_are_followed(crawl, docsite, db):
+    site = docsite.site
+    site.put("/docs/plain.html", html_page("Plain", "<p>Listed in a plain sitemap.</p>"))
+    site.put("/docs/zipped.html", html_page("Zipped", "<p>Listed in a gzipped sitemap.</p>"))
+    site.put("/docs/sitemap-plain.xml", _sitemap([f"{docsite.url}/docs/plain.html"]), "application/xml")
+    site.pages["/docs/sitemap-zipped.xml.gz"] = Page(
+        gzip.compress(_sitemap([f"{docsite.url}/docs/zipped.html"]).encode()), '"gz"', "Mon, 01 Jan 2024 00:00:00 GMT",
+        "application/gzip",
+    )  # fmt: skip
+    site.put(
+        "/docs/sitemap.xml",
+        '<?xml version="1.0"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        f"<sitemap><loc>{docsite.url}/docs/sitemap-plain.xml</loc></sitemap>"
+        f"<sitemap><loc>{docsite.url}/docs/sitemap-zipped.xml.gz</loc></sitemap></sitemapindex>",
+        "application/xml",
+    )
+    index(crawl, docsite, sitemap=f"{docsite.url}/docs/sitemap.xml")
+    assert set(pages(db)) == DOC_PAGES | {"/docs/plain.html", "/docs/zipped.html"}
+    assert "Listed in a gzipped sitemap." in "".join(c for _, c in chunks(db)["/docs/zipped.html"])
+
+
+def test_robots_txt_is_fetched_once_per_run_and_its_sitemaps_are_used(crawl, docsite, db):
+    site = docsite.site
+    site.put(
+        "/robots.txt", f"User-agent: *\nDisallow: /docs/private/\nSitemap: {docsite.url}/sitemap.xml\n", "text/plain"
+    )
+    site.put("/sitemap.xml", _sitemap([f"{docsite.url}/docs/unlinked.html"]), "application/xml")
+    site.put("/docs/unlinked.html", html_page("Unlinked", "<p>Only the sitemap knows me.</p>"))
+    index(crawl, docsite)
+    assert "/docs/unlinked.html" in pages(db)
+    assert len(site.hits_for("/robots.txt")) == 1
+    site.hits.clear()
+    refresh(crawl)
+    assert len(site.hits_for("/robots.txt")) == 1
+
+
+def test_a_deleted_directory_index_is_deleted_and_no_url_is_invented(crawl, docsite, db):
+    site = docsite.site
+    site.put("/docs/sub/index.html", html_page("Sub", "<p>A directory index page.</p>", ["../index.html"]))
+    site.put(
+        "/docs/index.html",
+        html_page("Welcome", "<p>Home.</p>", ["guide.html", "api.html", "sub/index.html", "sub/"]),
+    )
+    index(crawl, docsite)
+    stored = db.execute("SELECT url FROM pages WHERE url LIKE '%%/sub/%%'").fetchall()
+    assert [url for (url,) in stored] == [f"{docsite.url}/docs/sub/index.html"]  # linked twice, stored once
+    site.delete("/docs/sub/index.html")
+    site.hits.clear()
+    refresh(crawl)
+    assert not db.execute("SELECT count(*) FROM pages WHERE url LIKE '%%/sub/%%'").fetchone()[0]
+    assert site.statuses()["/docs/sub/index.html"] == [404]
+    # the server's view: DocSite records a request for "/docs/sub/" as "/docs/sub/index.html"; only one came
+    assert len(site.hits_for("/docs/sub/index.html")) == 1
