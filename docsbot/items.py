@@ -1,4 +1,5 @@
-"""Items the docs spider yields; pipelines handle them through itemadapter."""
+"""Items the docs spider yields: plain dataclasses, which Scrapy handles through itemadapter (feed exports,
+``scrapy parse``, third-party pipelines); docsbot's own pipelines dispatch on their types."""
 
 from __future__ import annotations
 

@@ -1,0 +1,48 @@
+"""docsbot's import graph runs one way (issue 10): spider → middlewares / pipelines / extension → refresh, db,
+extract, chunking, embedding, urls; and the pure core imports neither Scrapy nor a database driver."""
+
+from __future__ import annotations
+
+import grimp
+import pytest
+
+LAYERS = (
+    "spiders",
+    grimp.Layer("docsbot.cli", "docsbot.commands", independent=True),  # front ends
+    grimp.Layer("docsbot.middlewares", "docsbot.pipelines", independent=True),  # Scrapy components
+    "docsbot.run",  # the run extension
+    "docsbot.search",
+    "docsbot.db",
+    "docsbot.arguments",
+    grimp.Layer(
+        "docsbot.refresh",
+        "docsbot.extract",
+        "docsbot.chunking",
+        "docsbot.embedding",
+        "docsbot.render",
+        "docsbot.items",
+        independent=True,
+    ),
+    grimp.Layer("docsbot.urls", "docsbot.errors", independent=True),
+)
+PURE = ("docsbot.refresh", "docsbot.arguments", "docsbot.extract", "docsbot.chunking", "docsbot.items", "docsbot.urls")
+
+
+@pytest.fixture(scope="module")
+def graph() -> grimp.ImportGraph:
+    return grimp.build_graph("docsbot", "spiders", include_external_packages=True, cache_dir=None)
+
+
+def test_imports_run_one_way(graph):
+    illegal = graph.find_illegal_dependencies_for_layers(layers=LAYERS)
+    assert not illegal, "\n".join(f"{d.importer} imports {d.imported} (a layer above it)" for d in illegal)
+
+
+@pytest.mark.parametrize("module", PURE)
+def test_the_pure_core_imports_no_scrapy_machinery_and_no_database(graph, module):
+    imported = graph.find_modules_directly_imported_by(module)
+    outside = {m.split(".")[0] for m in imported} & {"scrapy", "twisted", "psycopg", "psycopg_pool", "pgvector"}
+    if module == "docsbot.urls":  # Scrapy's list of file extensions only
+        assert {m for m in imported if m.startswith("scrapy")} <= {"scrapy.linkextractors", "scrapy"}
+        outside -= {"scrapy"}
+    assert not outside, f"{module} imports {sorted(outside)}"
