@@ -53,6 +53,12 @@ DOCSBOT_EMBED_BATCH_SIZE = _env_number("DOCSBOT_EMBED_BATCH_SIZE", "32")
 # limit minus this (256 - 32 = 224 tokens for the default model).
 DOCSBOT_CONTEXT_TOKENS = _env_number("DOCSBOT_CONTEXT_TOKENS", "32")
 
+# --- Extraction (HTML → Markdown; see docsbot.workers) --------------------------------------------------------
+# Where pages are converted: "process" (default: worker processes, so the reactor keeps downloading), "thread",
+# or "inline" (the reactor thread). Workers: 0 = the number of CPUs, at most 4. They start on the first 200.
+DOCSBOT_EXTRACT_POOL = os.environ.get("DOCSBOT_EXTRACT_POOL", "process")
+DOCSBOT_EXTRACT_WORKERS = _env_number("DOCSBOT_EXTRACT_WORKERS", "0")
+
 # --- Crawl ------------------------------------------------------------------------------------------------
 USER_AGENT = "docsbot/0.1 (documentation indexer; +https://pypi.org/project/scrapy/)"
 ROBOTSTXT_OBEY = True

@@ -25,12 +25,13 @@ from scrapy.utils.sitemap import Sitemap
 from docsbot import db
 from docsbot.embedding import load_embedder
 from docsbot.errors import DocsbotError
-from docsbot.extract import ExtractionError, content_hash, extract_page
+from docsbot.extract import ExtractionError, content_hash
 from docsbot.index import IndexContext
 from docsbot.items import PageGone, PageItem
 from docsbot.middlewares import PAGE_META_KEY, VALIDATORS_META_KEY, NotModified, OutOfScope
 from docsbot.render import RENDER_MODES, RenderPolicy, enable_rendering
 from docsbot.urls import InvalidURL, Scope, canonical_url
+from docsbot.workers import ExtractionPool, ExtractionWorkerDied
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterable, Iterator
@@ -197,6 +198,7 @@ class DocsSpider(scrapy.Spider):
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> DocsSpider:
         spider = super().from_crawler(crawler, *args, **kwargs)
         spider._open_index(crawler)
+        spider.extractor = ExtractionPool.from_crawler(crawler)  # HTML → Markdown off the reactor thread
         return spider
 
     # --- setup (synchronous: a failure here stops `scrapy crawl` with exit code 1 before anything is written) ---
@@ -365,7 +367,7 @@ class DocsSpider(scrapy.Spider):
 
     # --- responses ---
 
-    def parse_page(self, response: scrapy.http.Response) -> Iterator[scrapy.Request | PageItem | PageGone]:
+    async def parse_page(self, response: scrapy.http.Response) -> AsyncIterator[scrapy.Request | PageItem | PageGone]:
         """200 and 404/410 answers (after redirects). The refresh table of the README, row by row."""
         index = self.index
         url = canonical_url(response.url)
@@ -393,15 +395,18 @@ class DocsSpider(scrapy.Spider):
             content_type = response.headers.get("Content-Type", b"unknown").decode("latin-1")
             logger.info("not indexing %s: %s is not HTML", url, content_type)
             if origin_page:
-                yield from self._requests(origin_page.links, origin_page.depth)
+                for request in self._requests(origin_page.links, origin_page.depth):
+                    yield request
             return
         try:
-            extracted = extract_page(response.text, url)
-        except ExtractionError as exc:
-            self.crawler.stats.inc_value("docsbot/skipped/unparseable")
-            logger.warning("not indexing %s: %s", url, exc)
+            extracted = await self.extractor.extract(response.body, url, response.encoding)
+        except (ExtractionError, ExtractionWorkerDied) as exc:
+            died = isinstance(exc, ExtractionWorkerDied)
+            self.crawler.stats.inc_value("docsbot/failed" if died else "docsbot/skipped/unparseable")
+            logger.warning("%s %s: %s", "keeping" if died and origin_page else "not indexing", url, exc)
             if origin_page:
-                yield from self._requests(origin_page.links, origin_page.depth)
+                for request in self._requests(origin_page.links, origin_page.depth):
+                    yield request
             return
         # The stored URL: the final URL after redirects, or the page's <link rel="canonical"> inside the scope
         # (one page reached under several paths is stored once).
@@ -410,7 +415,8 @@ class DocsSpider(scrapy.Spider):
             target = extracted.canonical_url
         page = index.stored.get(target)
         links = [link for link in extracted.links if link in self.scope]
-        yield from self._requests(links, page.depth if page else response.meta["depth"])
+        for request in self._requests(links, page.depth if page else response.meta["depth"]):
+            yield request
         if origin_page and origin_page is not page:
             # The stored row we came from now redirects (or is a duplicate path). It moves to the target URL
             # unless that URL has its own row or was stored already this run; then the old row goes.
