@@ -34,6 +34,9 @@ def _env_number(name: str, default: str, kind: type = int) -> int | float:
 DATABASE_URL = os.environ.get("DATABASE_URL", "")
 DOCSBOT_DATA_DIR = os.environ.get("DOCSBOT_DATA_DIR", str(user_data_path("docsbot")))
 DOCSBOT_PGDATA = os.environ.get("DOCSBOT_PGDATA", os.path.join(DOCSBOT_DATA_DIR, "pgdata"))
+# Seconds the embedded server keeps running once no docsbot process or client uses it (a watchdog process stops
+# it; `docsbot db stop` stops it at once). 0: it stops when the last docsbot process using it exits.
+DOCSBOT_PG_IDLE_TIMEOUT = _env_number("DOCSBOT_PG_IDLE_TIMEOUT", "900", float)
 # Connections held by the store pipeline's pool (one page transaction uses one connection).
 DOCSBOT_DB_POOL_SIZE = _env_number("DOCSBOT_DB_POOL_SIZE", "4")
 
