@@ -431,23 +431,27 @@ def test_a_stopped_crawl_deletes_nothing_and_exits_non_zero(crawl, docsite, db, 
     env = {**os.environ, "DATABASE_URL": database_url, "DOCSBOT_EMBEDDER": "tests.embedders.HashingEmbedder"}
     proc = subprocess.Popen(
         [sys.executable, "-m", "scrapy", "crawl", "docs", "-a", "library=testdocs", "-a", "version=1.0"]
-        + ["-a", "mode=refresh", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=2"],
+        + ["-a", "mode=refresh", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=2", "-s", "LOG_LEVEL=DEBUG"],
         cwd=ROOT,
         env={**env, "PYTHONPATH": str(ROOT)},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not site.hits_for("/docs/deep.html"):
-        time.sleep(0.05)
-    time.sleep(0.2)
+    # Stop the crawl once the gone page has passed the item pipelines (Scrapy logs "Scraped from" then).
+    seen = []
+    for line in proc.stderr:
+        seen.append(line)
+        if "Scraped from <404" in line and "/docs/deep.html" in line:
+            break
     proc.send_signal(signal.SIGTERM)
-    _, stderr = proc.communicate(timeout=120)
+    _, rest = proc.communicate(timeout=120)
+    stderr = "".join(seen) + rest
 
     assert proc.returncode == 1, stderr[-2000:]
     assert site.statuses()["/docs/deep.html"][-1] == 404
     assert set(pages(db)) == before  # deep.html kept until a complete run
     run = last_run(db)
     assert run["finish_reason"] == "shutdown"
+    assert run["gone"] == 1  # the run did see the 404
     assert db.execute("SELECT count(*) FROM documents WHERE content LIKE '%%Second text%%'").fetchone()[0] < 30
