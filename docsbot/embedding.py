@@ -1,8 +1,10 @@
 """Text embedding models behind one small interface; the default is fastembed's ONNX runtime.
 
 The model runs on the CPU and is slow next to crawling (about 15-30 chunks of 256 tokens per second on two
-cores), so it is loaded lazily: a refresh in which nothing changed never loads it. Callers run :meth:`embed`
-off the reactor thread (see :class:`docsbot.pipelines.EmbedPipeline`).
+cores), so it is loaded lazily: fastembed and onnxruntime are imported only when a text is embedded (or the
+tokenizer or dimension of a model without local files is asked for), and a refresh in which nothing changed
+never imports them. The tokenizer of a local model comes from its ``tokenizer.json`` (``tokenizers``). Callers
+run :meth:`embed` off the reactor thread (see :class:`docsbot.pipelines.EmbedPipeline`).
 """
 
 from __future__ import annotations
@@ -28,6 +30,9 @@ logger = logging.getLogger(__name__)
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 # Where `make model` puts the offline export of DEFAULT_MODEL, under DOCSBOT_MODELS_DIR.
 DEFAULT_MODEL_DIRNAME = "all-MiniLM-L6-v2"
+# Vector dimensions of models docsbot knows (lower-cased names): a first run binds a version to its model without
+# importing fastembed and onnxruntime (about 1.2 s here) or loading the weights.
+KNOWN_DIMENSIONS = {DEFAULT_MODEL.lower(): 384}
 
 
 class EmbeddingModelError(DocsbotError, RuntimeError):
@@ -120,6 +125,11 @@ class FastEmbedEmbedder:
 
     @property
     def dim(self) -> int:
+        """The vector dimension: from :data:`KNOWN_DIMENSIONS` without loading anything, else from fastembed's
+        model list (imports fastembed, about 1-2 s), else by embedding a probe text (loads the model)."""
+        known = KNOWN_DIMENSIONS.get(self.name.lower())
+        if known is not None:
+            return known
         from fastembed import TextEmbedding
 
         for description in TextEmbedding.list_supported_models():

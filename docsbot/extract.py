@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 import lxml.html
+from bs4 import Tag
 from markdownify import MarkdownConverter
 
 from docsbot.urls import InvalidURL, canonical_url
@@ -87,7 +88,25 @@ def _code_language(el) -> str:  # noqa: ANN001 - a BeautifulSoup Tag
     return ""
 
 
-# Link targets and images are noise for retrieval: links keep their text, images go.
+class _Tag(Tag):
+    """A BeautifulSoup tag whose ``find_parent(name)`` is a plain walk up the tree. markdownify asks it of every
+    tag (``node.find_parent('pre')``), and bs4's generic matcher made that a fifth of a Sphinx page's extraction
+    time; same answers, much less work."""
+
+    def find_parent(self, name=None, attrs={}, string=None, **kwargs):  # noqa: ANN001, ANN201, B006 - bs4's signature
+        if isinstance(name, str) and not attrs and string is None and not kwargs:
+            parent = self.parent
+            while parent is not None:
+                if parent.name == name:
+                    return parent
+                parent = parent.parent
+            return None
+        return super().find_parent(name, attrs, string, **kwargs)
+
+
+# Link targets and images are noise for retrieval: links keep their text, images go. markdownify parses the
+# serialized main node again with BeautifulSoup: with lxml's parser (the input is lxml's own serialization) and
+# the tag class above, extraction of the Python docs takes 0.68x the CPU of html.parser, with identical Markdown.
 _CONVERTER = MarkdownConverter(
     heading_style="atx",
     bullets="-",
@@ -95,6 +114,7 @@ _CONVERTER = MarkdownConverter(
     code_language_callback=_code_language,
     escape_underscores=False,
     escape_asterisks=False,
+    bs4_options={"features": "lxml", "element_classes": {Tag: _Tag}},
 )
 
 

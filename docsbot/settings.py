@@ -34,6 +34,9 @@ def _env_number(name: str, default: str, kind: type = int) -> int | float:
 DATABASE_URL = os.environ.get("DATABASE_URL", "")
 DOCSBOT_DATA_DIR = os.environ.get("DOCSBOT_DATA_DIR", str(user_data_path("docsbot")))
 DOCSBOT_PGDATA = os.environ.get("DOCSBOT_PGDATA", os.path.join(DOCSBOT_DATA_DIR, "pgdata"))
+# Seconds the embedded server keeps running once no docsbot process or client uses it (a watchdog process stops
+# it; `docsbot db stop` stops it at once). 0: it stops when the last docsbot process using it exits.
+DOCSBOT_PG_IDLE_TIMEOUT = _env_number("DOCSBOT_PG_IDLE_TIMEOUT", "900", float)
 # Connections held by the store pipeline's pool (one page transaction uses one connection).
 DOCSBOT_DB_POOL_SIZE = _env_number("DOCSBOT_DB_POOL_SIZE", "4")
 
@@ -52,6 +55,12 @@ DOCSBOT_EMBED_BATCH_SIZE = _env_number("DOCSBOT_EMBED_BATCH_SIZE", "32")
 # Tokens of each embedded text kept for the "title > heading path" context line; a chunk gets the model's token
 # limit minus this (256 - 32 = 224 tokens for the default model).
 DOCSBOT_CONTEXT_TOKENS = _env_number("DOCSBOT_CONTEXT_TOKENS", "32")
+
+# --- Extraction (HTML → Markdown; see docsbot.workers) --------------------------------------------------------
+# Where pages are converted: "process" (default: worker processes, so the reactor keeps downloading), "thread",
+# or "inline" (the reactor thread). Workers: 0 = the number of CPUs, at most 4. They start on the first 200.
+DOCSBOT_EXTRACT_POOL = os.environ.get("DOCSBOT_EXTRACT_POOL", "process")
+DOCSBOT_EXTRACT_WORKERS = _env_number("DOCSBOT_EXTRACT_WORKERS", "0")
 
 # --- Crawl ------------------------------------------------------------------------------------------------
 USER_AGENT = "docsbot/0.1 (documentation indexer; +https://pypi.org/project/scrapy/)"

@@ -27,7 +27,7 @@ from scrapy.utils.gz import gunzip, gzip_magic_number
 from scrapy.utils.sitemap import Sitemap
 
 from docsbot.arguments import ARGUMENT_NAMES, CrawlArguments
-from docsbot.extract import ExtractionError, content_hash, extract_page
+from docsbot.extract import ExtractionError, content_hash
 from docsbot.items import PageGone, PageItem
 from docsbot.middlewares import (
     FETCHED_VALIDATORS_META_KEY,
@@ -42,13 +42,14 @@ from docsbot.middlewares import (
 from docsbot.refresh import GONE_STATUSES
 from docsbot.run import index_context
 from docsbot.urls import InvalidURL, canonical_url, is_download, page_key
+from docsbot.workers import ExtractionPool, ExtractionWorkerDied
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterable, Iterator
 
+    from scrapy.crawler import Crawler
     from twisted.python.failure import Failure
 
-    from docsbot.extract import ExtractedPage
     from docsbot.refresh import PlannedRequest
     from docsbot.run import IndexContext
 
@@ -62,6 +63,12 @@ class DocsSpider(scrapy.Spider):
         known = {k: kwargs.pop(k) for k in ARGUMENT_NAMES if k in kwargs}
         super().__init__(*args, **kwargs)  # Scrapyd's _job and other extra arguments land as attributes
         self.args = CrawlArguments.parse(**known)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> DocsSpider:
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        spider.extractor = ExtractionPool.from_crawler(crawler)  # HTML → Markdown off the reactor thread
+        return spider
 
     @property
     def context(self) -> IndexContext:
@@ -150,10 +157,13 @@ class DocsSpider(scrapy.Spider):
             logger.info("not indexing %s: %s is not HTML", url, content_type)
         else:
             try:
-                extracted = await self._extract(response, url)
+                extracted = await self.extractor.extract(response.body, url, response.encoding)
             except ExtractionError as exc:
                 stats.inc_value("docsbot/skipped/unparseable")
                 logger.warning("not indexing %s: %s", url, exc)
+            except ExtractionWorkerDied as exc:  # a crash, not the page's fault: kept as stored, counted failed
+                stats.inc_value("docsbot/failed")
+                logger.warning("keeping %s as it was: %s", url, exc)
         if extracted is None:  # kept as stored; pages reachable only through it are still reached
             page = ledger.stored_page(origin)
             if page is not None:
@@ -190,9 +200,6 @@ class DocsSpider(scrapy.Spider):
             page_id=page.id if page else None,
             stored_hash=page.content_hash if page else None,
         )
-
-    async def _extract(self, response: HtmlResponse, url: str) -> ExtractedPage:
-        return extract_page(response.text, url)
 
     def page_failed(self, failure: Failure) -> Iterator[scrapy.Request | PageGone]:
         """304 (:class:`NotModified`), a redirect out of scope, or a failure after Scrapy's retries (5xx, 429,

@@ -7,6 +7,7 @@ import asyncio
 import numpy as np
 import psycopg
 import pytest
+from psycopg import sql
 
 from docsbot import db
 from docsbot.items import Chunk, PageItem
@@ -62,13 +63,31 @@ def test_migrations_are_recorded_and_idempotent(conn):
     assert {"documents_fts_idx", "documents_page_id_idx"} <= indexes
 
 
-def test_vector_index_is_hnsw_per_dimension_and_used_by_search(conn):
+def test_vector_index_is_hnsw_per_dimension_and_used_by_search(conn, database_url):
     version = make_version(conn)
     definition = conn.execute(
         "SELECT indexdef FROM pg_indexes WHERE indexname = 'documents_embedding_384_hnsw_idx'"
     ).fetchone()[0]
     assert "hnsw" in definition and "vector_cosine_ops" in definition
     assert version.embedding_model == HashingEmbedder.name and version.embedding_dim == 384
+    save(database_url, page_item(version.id, [f"chunk number {i} about asyncio" for i in range(20)]))
+    conn.execute("ANALYZE documents")
+    # The planner picks a sequential scan for a table this small; with it discouraged, the index is chosen only
+    # if the search query's ORDER BY expression, operator and WHERE clause match the (partial) index.
+    query = sql.SQL("EXPLAIN (COSTS OFF) " + db._SEARCH).format(dim=sql.Literal(384))
+    params = {
+        "vector": HashingEmbedder().embed(["asyncio"])[0],
+        "versions": [version.id],
+        "text": "asyncio",
+        "candidates": 50,
+        "rrf_k": 60,
+        "k": 5,
+        "per_page": False,
+    }
+    with conn.transaction():
+        conn.execute("SET LOCAL enable_seqscan = off")
+        plan = "\n".join(row[0] for row in conn.execute(query, params))
+    assert "Index Scan using documents_embedding_384_hnsw_idx" in plan, plan
 
 
 def test_a_page_is_written_in_one_transaction(conn, database_url):
@@ -127,6 +146,14 @@ def test_unreachable_server_is_a_clear_error():
         db.connect("postgresql://u:pw@127.0.0.1:1/d", connect_timeout=2)
 
 
-def test_search_vector_dimension_comes_from_the_query(conn):
-    make_version(conn)
-    assert db.search(conn, "x", np.ones(384, dtype=np.float32) / np.sqrt(384), [], k=3) == []
+def test_search_vector_dimension_comes_from_the_query(conn, database_url):
+    version = make_version(conn)
+    save(database_url, page_item(version.id, ["asyncio create_task schedules a coroutine"]))
+    vector = HashingEmbedder().embed(["create_task"])[0]
+    hits = db.search(conn, "zzz", vector, [version.id], k=3)  # no full-text match: the vector side found it
+    assert [h.content for h in hits] == ["asyncio create_task schedules a coroutine"]
+    # A query of another dimension meets no stored vector (and no error): only the full-text side can answer.
+    assert db.search(conn, "zzz", np.ones(768, dtype=np.float32) / np.sqrt(768), [version.id], k=3) == []
+    assert [h.content for h in db.search(conn, "coroutine", np.ones(768, dtype=np.float32), [version.id])] == [
+        "asyncio create_task schedules a coroutine"
+    ]

