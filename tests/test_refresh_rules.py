@@ -428,7 +428,7 @@ def test_a_stopped_crawl_deletes_nothing_and_exits_non_zero(crawl, docsite, db, 
     site.delete("/docs/deep.html")
     for i in range(30):
         site.put(f"/docs/p{i}.html", html_page(f"Page {i}", f"<p>Second text of page {i}.</p>"))
-        site.slow[f"/docs/p{i}.html"] = 0.5
+        site.slow[f"/docs/p{i}.html"] = 1.0  # 15 s of crawl at 2 at a time: the stop lands long before its end
     site.hits.clear()
 
     env = {**os.environ, "DATABASE_URL": database_url, "DOCSBOT_EMBEDDER": "tests.embedders.HashingEmbedder"}
