@@ -822,18 +822,20 @@ def serve(http: str | None = None, allow_refresh: bool = False) -> int:
         db.migrate(conn)
     index = DocsIndex(settings, dsn, load_embedder(settings), allow_refresh=allow_refresh)
     server = build_server(index)
-    previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # run the cleanup below on SIGTERM
+    # SIGTERM (and uvicorn re-raising it after a graceful shutdown) ends the process through the cleanup below.
+    previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
         index.open()
         mode = "read-only" if not allow_refresh else "refresh allowed"
         where = "stdio" if address is None else f"http {address[0]}:{address[1]}"
         logger.info("docsbot mcp on %s (%s, database %s)", where, mode, db.redact_dsn(dsn))
-        if address is None:
-            anyio.run(server.run_stdio_async)
-        else:
-            anyio.run(_serve_http, server, address[0], address[1], token)
-    except KeyboardInterrupt:
-        pass
+        try:
+            if address is None:
+                anyio.run(server.run_stdio_async)
+            else:
+                anyio.run(_serve_http, server, address[0], address[1], token)
+        except* (KeyboardInterrupt, SystemExit):
+            logger.info("docsbot mcp stopped")
     finally:
         index.close()
         signal.signal(signal.SIGTERM, previous)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import httpx2
+import psycopg
 import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -276,15 +277,26 @@ def test_http_concurrent_search_refresh_and_get_run(crawl, docsite, db, database
                 async with anyio.create_task_group() as tg:
                     for _ in range(20):
                         tg.start_soon(one)
-                assert answers == [single] * 20
+
+                # (pages tied on a rank may come in either order: compare what does not depend on ties)
+                def shape(found: dict) -> tuple:
+                    hits = found["results"]
+                    return hits[0], {h["url"] for h in hits}, sorted(h["score"] for h in hits)
+
+                assert len(answers) == 20
+                assert all(shape(a) == shape(single) for a in answers)
                 assert single["results"][0]["title"] == "Deep dive"
 
-            # a client that goes away with calls in flight does not hurt the server
-            with anyio.move_on_after(0.05):
-                async with http_session(url) as session, anyio.create_task_group() as tg:
-                    for _ in range(10):
-                        tg.start_soon(session.call_tool, "search_docs", {"query": "gather results"})
-                    await anyio.sleep(10)
+            # a client that goes away while its calls wait on the database does not hurt the server
+            with psycopg.connect(database_url) as blocker:
+                blocker.execute("LOCK TABLE documents IN ACCESS EXCLUSIVE MODE")
+                async with http_session(url) as session:
+                    with anyio.move_on_after(1.5) as waited:
+                        async with anyio.create_task_group() as tg:
+                            for _ in range(3):
+                                tg.start_soon(session.call_tool, "search_docs", {"query": "gather results"})
+                    assert waited.cancelled_caught  # the calls were still blocked when the client left
+            # (the lock is released here)
 
             async with http_session(url) as session:
                 # change a page on the site, refresh, poll the run, find the new text
@@ -327,6 +339,8 @@ def test_http_concurrent_search_refresh_and_get_run(crawl, docsite, db, database
         assert server.process.poll() is None, server.log.read_text()[-3000:]
     finally:
         server.stop()
+    assert server.process.returncode == 0
+    assert "Traceback" not in server.log.read_text(), server.log.read_text()[-3000:]
 
 
 # --- HTTP safety ---------------------------------------------------------------------------------------------------
@@ -370,7 +384,9 @@ def test_non_loopback_bind_needs_a_token(database_url, tmp_path):
         anyio.run(main)
     finally:
         server.stop()
+    assert server.process.returncode == 0
     assert "s3cret-token" not in server.log.read_text()
+    assert "Traceback" not in server.log.read_text(), server.log.read_text()[-3000:]
 
 
 def test_refresh_tools_listed_only_when_allowed_and_json_schema_is_stable(database_url, tmp_path):
