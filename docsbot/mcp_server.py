@@ -380,9 +380,16 @@ class DocsIndex:
                 anchors[anchor] = path
         if not section:
             headings = page_headings(markdown) if source == "page" else []
-            by_path = {tuple(path): anchor for anchor, path in anchors.items()}
+            by_path: dict[tuple[str, ...], str] = {}
+            for anchor, path in anchors.items():
+                by_path.setdefault(tuple(path), anchor)
             sections = [
-                PageSection(heading=h.text, level=h.level, anchor=by_path.get(h.path) or slugify(h.text))
+                PageSection(
+                    heading=h.text,
+                    level=h.level,
+                    # the heading's own id when the crawl recorded it, else the first id recorded under it
+                    anchor=slugify(h.text) if slugify(h.text) in anchors else by_path.get(h.path, slugify(h.text)),
+                )
                 for h in headings
                 if h.level > 1
             ]
@@ -755,6 +762,43 @@ class BearerTokenMiddleware:
         await self.app(scope, receive, send)
 
 
+def _closed_session(exc: BaseException | None) -> bool:
+    while exc is not None:
+        if isinstance(exc, (anyio.ClosedResourceError, anyio.BrokenResourceError)):
+            return True
+        exc = exc.__context__
+    return False
+
+
+class ClosedSessionGuard:
+    """ASGI middleware for a race of the SDK (python-sdk issue #2741, PR #2983, open in 2.3.0): a message
+    that arrives as its session closes (a client cancelling calls and leaving at once) makes the transport
+    write to a closed stream and then answer twice. Nothing is lost: the session is gone. This logs it as one
+    line instead of two tracebacks; any other error goes on to uvicorn as before."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await self.app(scope, receive, send)
+        except Exception as exc:
+            if not _closed_session(exc):
+                raise
+            logger.info("a message arrived as its session closed (the client left); ignored")
+
+
+class _ClosedSessionFilter(logging.Filter):
+    """The same race as :class:`ClosedSessionGuard`, as the SDK logs it (with a traceback): one line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and _closed_session(record.exc_info[1]):
+            record.exc_info, record.exc_text = None, None
+            record.levelno, record.levelname = logging.INFO, "INFO"
+            record.msg, record.args = "a message arrived as its session closed (the client left); ignored", ()
+        return True
+
+
 class UsageError(DocsbotError, ValueError):
     """A bad ``docsbot mcp`` option (address, missing token)."""
 
@@ -782,7 +826,8 @@ def is_loopback(host: str) -> bool:
 async def _serve_http(server: MCPServer, host: str, port: int, token: str | None) -> None:
     import uvicorn
 
-    app: ASGIApp = server.streamable_http_app(host=host)
+    app: ASGIApp = ClosedSessionGuard(server.streamable_http_app(host=host))
+    logging.getLogger("mcp.server.streamable_http").addFilter(_ClosedSessionFilter())
     if token:
         app = BearerTokenMiddleware(app, token)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")

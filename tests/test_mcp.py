@@ -3,6 +3,7 @@ the real pipeline (`scrapy crawl docs`, hashing test embedder) in a real Postgre
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -216,6 +217,27 @@ def test_stdio_tools_answer_from_the_database_and_reject_bad_calls(crawl, docsit
             home = answer(await session.call_tool("get_page", {"url": f"{docsite.url}/docs/index.html"}))
             assert home["title"] == "Welcome"
 
+            # a section named by the anchor the crawl recorded on its chunks (metadata->>'anchor')
+            db.execute(
+                'UPDATE documents SET metadata = metadata || \'{"anchor": "guide-top"}\' '
+                "WHERE page_id = (SELECT id FROM pages WHERE url = %s)",
+                (guide,),
+            )
+            top = answer(await session.call_tool("get_page", {"url": guide, "section": "guide-top"}))
+            assert top["heading_path"] == ["Guide"] and top["markdown"] == stored_md
+            # a page stored before pages kept their Markdown: its chunks, joined
+            db.execute("UPDATE pages SET markdown = NULL WHERE url = %s", (guide,))
+            old = answer(await session.call_tool("get_page", {"url": guide}))
+            contents = [
+                r[0]
+                for r in db.execute(
+                    "SELECT content FROM documents d JOIN pages p ON p.id = d.page_id WHERE p.url = %s "
+                    "ORDER BY sort_order",
+                    (guide,),
+                )
+            ]
+            assert old["source"] == "chunks" and old["markdown"] == "\n\n".join(contents)
+
             # bad calls: tool errors with a clear message; the server keeps serving
             for args, expected in [
                 ({"query": "x", "limit": 0}, "greater than or equal to 1"),
@@ -249,6 +271,19 @@ def test_stdio_tools_answer_from_the_database_and_reject_bad_calls(crawl, docsit
             assert again["results"] == results
 
     anyio.run(main)
+
+    # the latency script of the benchmark works against this index
+    bench = subprocess.run(
+        [sys.executable, "bench/mcp_latency.py", "-n", "5", "--warmup", "1", "--library", "testdocs"],
+        cwd=ROOT,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert bench.returncode == 0, bench.stderr[-3000:]
+    report = json.loads(bench.stdout)
+    assert report["calls"] == 5 and 0 < report["p50_ms"] <= report["p95_ms"] <= report["max_ms"]
 
 
 # --- Streamable HTTP, refresh allowed ------------------------------------------------------------------------------
@@ -299,6 +334,16 @@ def test_http_concurrent_search_refresh_and_get_run(crawl, docsite, db, database
             # (the lock is released here)
 
             async with http_session(url) as session:
+                # another process holds the version's run lock: reported, nothing started
+                version_id = db.execute("SELECT id FROM versions").fetchone()[0]
+                with psycopg.connect(database_url, autocommit=True) as other:
+                    other.execute("SELECT pg_advisory_lock(4242002, %s)", (version_id,))
+                    busy = answer(await session.call_tool("refresh_library", {"library": "testdocs"}))
+                    assert busy["started"] is False and "another run of testdocs@1.0 is in progress" in busy["message"]
+                    (lib,) = answer(await session.call_tool("list_libraries", {}))["libraries"]
+                    assert lib["refreshing"] is True
+                assert db.execute("SELECT count(*) FROM crawl_runs").fetchone()[0] == 1
+
                 # change a page on the site, refresh, poll the run, find the new text
                 docsite.site.put(
                     "/docs/deep.html", html_page("Deep dive", "<p>The scheduler now uses a quokka heap.</p>")
