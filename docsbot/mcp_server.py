@@ -52,6 +52,7 @@ from docsbot.embedding import load_embedder
 from docsbot.errors import DocsbotError
 from docsbot.search import MAX_QUERY_CHARS, BadQuery, Searcher, UnknownLibrary, version_label
 from docsbot.urls import InvalidURL, canonical_url
+from docsbot.urls import Scope as CrawlScope
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -235,9 +236,12 @@ class Launch:
 
 
 def _iso(value: datetime | str | None) -> str | None:
+    """ISO 8601 to the second; ``value`` may be a timestamp as ``to_jsonb`` writes it."""
     if value is None:
         return None
-    return value.isoformat(timespec="seconds") if isinstance(value, datetime) else str(value)
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    return value.isoformat(timespec="seconds")
 
 
 def _counts(stats: dict[str, Any]) -> dict[str, int]:
@@ -422,8 +426,7 @@ class DocsIndex:
     def _not_stored(self, conn: psycopg.Connection, url: str) -> str:
         versions = db.list_versions(conn)
         for v in versions:
-            root = canonical_url(v.root_url)
-            if url.startswith(root.rsplit("/", 1)[0] + "/"):
+            if url in CrawlScope.from_root(v.root_url):
                 return (
                     f"{url} is not stored in {version_label(v.library, v.name)}: it was not reached by the last "
                     "crawl (out of depth, not linked, or gone); search_docs finds the pages that are"
