@@ -244,8 +244,16 @@ def _iso(value: datetime | str | None) -> str | None:
     return value.isoformat(timespec="seconds")
 
 
+_COUNTS = ("unchanged", "modified", "new", "deleted", "failed", "chunks_embedded")
+
+
 def _counts(stats: dict[str, Any]) -> dict[str, int]:
-    return {k: v for k, v in (stats or {}).items() if isinstance(v, int) and not isinstance(v, bool)}
+    """The numbers of a finished run's stats, the usual ones present even when 0 (a run records only what
+    happened); ``{}`` before it ends."""
+    if not stats:
+        return {}
+    found = {k: v for k, v in stats.items() if isinstance(v, int) and not isinstance(v, bool)}
+    return {**dict.fromkeys(_COUNTS, 0), **found}
 
 
 def _log_tail(path: Path | None, lines: int = 5) -> str:

@@ -23,12 +23,14 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 
 from docsbot.mcp_server import find_heading, page_headings, parse_http_address, section_markdown, slugify
 from tests.docsite import html_page
+from tests.test_deploy import scrapyd  # noqa: F401 - the fixture
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
 ROOT = Path(__file__).resolve().parent.parent
 READ_TOOLS = {"search_docs", "list_libraries", "get_page"}
+REAL_EMBEDDER = "docsbot.embedding.FastEmbedEmbedder"
 
 
 def server_env(database_url: str, tmp_path: Path, **extra: str) -> dict[str, str]:
@@ -448,3 +450,47 @@ def test_refresh_tools_listed_only_when_allowed_and_json_schema_is_stable(databa
         "refresh_library": ["library", "version"],
         "get_run": ["run_id"],
     }
+
+
+# --- Scrapyd -------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.model
+def test_refresh_is_scheduled_on_scrapyd_when_scrapyd_url_is_set(scrapyd, crawl, docsite, db, database_url, tmp_path):  # noqa: F811
+    """With SCRAPYD_URL, refresh_library schedules the docs spider on Scrapyd (the egg scrapyd-deploy built) and
+    get_run follows the job to its crawl_runs row. The real model: a Scrapyd job only has what the egg carries."""
+    result = crawl(url=f"{docsite.url}/docs/index.html", library="testdocs", version="1.0", embedder=REAL_EMBEDDER)
+    assert result.returncode == 0, result.stderr[-3000:]
+    deploy = subprocess.run(
+        [str(Path(sys.executable).parent / "scrapyd-deploy"), "remote", "--version", "r1"],
+        cwd=ROOT,
+        env={**os.environ, "SCRAPYD_URL": scrapyd.url},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert deploy.returncode == 0, deploy.stdout + deploy.stderr
+    docsite.site.hits.clear()
+    env = server_env(database_url, tmp_path, DOCSBOT_EMBEDDER=REAL_EMBEDDER, SCRAPYD_URL=scrapyd.url)
+
+    async def main() -> dict:
+        async with stdio_session(env, tmp_path / "scrapyd-mcp.log", "--allow-refresh") as session:
+            started = answer(await session.call_tool("refresh_library", {"library": "testdocs"}))
+            assert started["backend"] == "scrapyd" and started["started"] is True
+            jobs = scrapyd.get("listjobs.json", project="docsbot")
+            assert started["scrapyd_job"] in {
+                j["id"] for state in ("pending", "running", "finished") for j in jobs[state]
+            }
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:
+                run = answer(await session.call_tool("get_run", {"run_id": started["run_id"]}))
+                if run["state"] not in ("starting", "running"):
+                    return run
+                await anyio.sleep(0.5)
+            raise AssertionError(f"the Scrapyd job did not finish: {run}")
+
+    run = anyio.run(main)
+    assert run["state"] == "finished", run
+    assert run["counts"]["unchanged"] == 5 and run["counts"]["modified"] == 0
+    assert {h.status for h in docsite.site.hits if h.path.endswith(".html")} == {304}
+    assert db.execute("SELECT mode FROM crawl_runs WHERE id = %s", (run["crawl_run_id"],)).fetchone() == ("refresh",)
