@@ -32,7 +32,7 @@ import urllib.parse
 import urllib.request
 import uuid
 from base64 import b64encode
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -232,7 +232,6 @@ class Launch:
     log_path: Path | None = None
     scrapyd_job: str | None = None
     crawl_run_id: int | None = None
-    info: dict[str, Any] = field(default_factory=dict)
 
 
 def _iso(value: datetime | str | None) -> str | None:
@@ -664,6 +663,16 @@ async def _call(fn: Callable[..., Any], *args: Any) -> Any:
         ) from None
 
 
+def _tool(server: MCPServer, annotations: ToolAnnotations) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``@server.tool`` with the docstring as one paragraph: what the model reads, without source indentation."""
+
+    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+        server.add_tool(fn, description=" ".join((fn.__doc__ or "").split()), annotations=annotations)
+        return fn
+
+    return register
+
+
 def build_server(index: DocsIndex) -> MCPServer:
     """The MCP server with docsbot's tools bound to ``index``. ``refresh_library`` and ``get_run`` are listed
     only when ``index.allow_refresh``; called on a read-only server they answer a tool error that says so."""
@@ -677,7 +686,7 @@ def build_server(index: DocsIndex) -> MCPServer:
         middleware=[] if index.allow_refresh else [_refuse_refresh_tools],
     )
 
-    @server.tool(annotations=_READ_ONLY)
+    @_tool(server, _READ_ONLY)
     async def search_docs(
         query: Query,
         library: Annotated[Name, Field(description="only this library (see list_libraries); default: all")] = None,
@@ -690,13 +699,13 @@ def build_server(index: DocsIndex) -> MCPServer:
         listing what is indexed."""
         return await _call(index.search, query, library, version, limit)
 
-    @server.tool(annotations=_READ_ONLY)
+    @_tool(server, _READ_ONLY)
     async def list_libraries() -> ListLibrariesResult:
         """Every indexed library and version: root URL, page and chunk counts, embedding model, when its pages
         last changed, whether a refresh is running, and its last run (state, counts, when it started and ended)."""
         return await _call(index.libraries)
 
-    @server.tool(annotations=_READ_ONLY)
+    @_tool(server, _READ_ONLY)
     async def get_page(
         url: Annotated[str, Field(min_length=1, max_length=MAX_URL_CHARS, description="a page URL from search_docs")],
         section: Annotated[
@@ -711,7 +720,7 @@ def build_server(index: DocsIndex) -> MCPServer:
 
     if index.allow_refresh:
 
-        @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=True))
+        @_tool(server, ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=True))
         async def refresh_library(
             library: Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS)],
             version: Annotated[Name, Field(description="required when the library has several versions")] = None,
@@ -721,7 +730,7 @@ def build_server(index: DocsIndex) -> MCPServer:
             already running for that version is reported, not started again."""
             return await _call(index.refresh, library, version)
 
-        @server.tool(annotations=_READ_ONLY)
+        @_tool(server, _READ_ONLY)
         async def get_run(
             run_id: Annotated[str, Field(min_length=1, max_length=64, description="from refresh_library")],
         ) -> RunInfo:
