@@ -120,6 +120,10 @@ def error(result: Any) -> str:
     return text
 
 
+async def _collect(into: list[Any], call: Any) -> None:
+    into.append(await call)
+
+
 def index(crawl, docsite) -> None:
     result = crawl(url=f"{docsite.url}/docs/index.html", library="testdocs", version="1.0")
     assert result.returncode == 0, result.stderr[-3000:]
@@ -263,6 +267,19 @@ def test_stdio_tools_answer_from_the_database_and_reject_bad_calls(crawl, docsit
             for tool in ("refresh_library", "get_run"):
                 message = error(await session.call_tool(tool, {"library": "testdocs", "run_id": "1"}))
                 assert message.startswith(f"{tool} is disabled: this server is read-only"), message
+
+            # calls run side by side: a search answers while another call waits on a locked table
+            with psycopg.connect(database_url) as blocker:
+                blocker.execute("LOCK TABLE crawl_runs IN ACCESS EXCLUSIVE MODE")
+                waiting: list[Any] = []
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(lambda: _collect(waiting, session.call_tool("list_libraries", {})))
+                    await anyio.sleep(0.5)
+                    with anyio.fail_after(5):
+                        answer(await session.call_tool("search_docs", {"query": "install"}))
+                    assert not waiting  # still blocked
+                    blocker.commit()
+            assert answer(waiting[0])["libraries"][0]["library"] == "testdocs"
 
             # the database drops every connection (as in a restart): the pool reconnects
             db.execute(
