@@ -118,6 +118,16 @@ def cmd_db_stop(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from docsbot.mcp_server import UsageError, serve  # the MCP SDK is imported only by this command
+
+    try:
+        return serve(http=args.http, allow_refresh=args.allow_refresh)
+    except UsageError as exc:
+        print(f"docsbot mcp: {exc}", file=sys.stderr)
+        return 2
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="docsbot", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -142,6 +152,17 @@ def build_parser() -> argparse.ArgumentParser:
     db_sub.add_parser(
         "stop", help="stop it now (it also stops by itself after DOCSBOT_PG_IDLE_TIMEOUT seconds unused)"
     ).set_defaults(func=cmd_db_stop)
+    mcp = sub.add_parser("mcp", help="serve the index to LLM agents (Model Context Protocol; stdio by default)")
+    mcp.add_argument(
+        "--http",
+        metavar="[HOST:]PORT",
+        help="serve Streamable HTTP at http://HOST:PORT/mcp (default host 127.0.0.1); another host than loopback "
+        "needs DOCSBOT_MCP_TOKEN",
+    )
+    mcp.add_argument(
+        "--allow-refresh", action="store_true", help="add the refresh_library and get_run tools (read-only otherwise)"
+    )
+    mcp.set_defaults(func=cmd_mcp)
     return parser
 
 

@@ -275,20 +275,20 @@ def bind_model(conn: psycopg.Connection, version: VersionRow, model: str, dim: C
 
 _INSERT_PAGE = """
     INSERT INTO pages (version_id, url, depth, canonical_url, title, etag, last_modified, content_type,
-                       content_hash, links)
+                       content_hash, links, markdown)
     VALUES (%(version_id)s, %(url)s, %(depth)s, %(canonical_url)s, %(title)s, %(etag)s, %(last_modified)s,
-            %(content_type)s, %(content_hash)s, %(links)s)
+            %(content_type)s, %(content_hash)s, %(links)s, %(markdown)s)
     ON CONFLICT (version_id, url) DO UPDATE SET
         canonical_url = EXCLUDED.canonical_url, title = EXCLUDED.title, etag = EXCLUDED.etag,
         last_modified = EXCLUDED.last_modified, content_type = EXCLUDED.content_type,
-        content_hash = EXCLUDED.content_hash, links = EXCLUDED.links
+        content_hash = EXCLUDED.content_hash, links = EXCLUDED.links, markdown = EXCLUDED.markdown
     RETURNING id
 """
 # A stored page keeps its depth; its URL changes only when it moved (redirect).
 _UPDATE_PAGE = """
     UPDATE pages SET url = %(url)s, canonical_url = %(canonical_url)s, title = %(title)s, etag = %(etag)s,
         last_modified = %(last_modified)s, content_type = %(content_type)s, content_hash = %(content_hash)s,
-        links = %(links)s
+        links = %(links)s, markdown = %(markdown)s
     WHERE id = %(page_id)s
     RETURNING id
 """
@@ -350,6 +350,7 @@ class PageStore:
             "content_hash": item.content_hash,
             "depth": item.depth,
             "links": item.links,
+            "markdown": item.markdown,
             "page_id": item.page_id,
         }
         async with self._pool.connection() as conn, conn.transaction():
@@ -547,3 +548,114 @@ def status(conn: psycopg.Connection) -> list[dict[str, Any]]:
             for key in ("started_at", "finished_at"):
                 run[key] = datetime.fromisoformat(run[key]) if run[key] else None
     return versions
+
+
+# --- Read access for the MCP server (docsbot.mcp_server) ---------------------------------------------------------
+
+
+def running_version_ids(conn: psycopg.Connection) -> set[int]:
+    """Ids of the versions of this database whose run lock (see :func:`lock_version`) a session holds now, i.e.
+    versions being indexed or refreshed. Read from ``pg_locks``, so it never takes or delays the lock itself."""
+    rows = conn.execute(
+        """
+        SELECT objid::bigint FROM pg_locks
+        WHERE locktype = 'advisory' AND granted AND classid = %s AND objsubid = 2
+          AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+        """,
+        (_RUN_LOCK,),
+    ).fetchall()
+    return {row[0] for row in rows}
+
+
+def library_overview(conn: psycopg.Connection) -> list[dict[str, Any]]:
+    """Per version, by library and version name: ``id, library, version, root_url, embedding_model, pages,
+    chunks, last_updated`` (latest ``pages.updated_at``) and ``last_run`` (the newest ``crawl_runs`` row as a
+    dict: ``id, mode, started_at, finished_at, stats``; ``None`` if none)."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(
+            """
+            SELECT v.id, l.name AS library, v.name AS version, v.root_url, v.embedding_model,
+                   (SELECT count(*) FROM pages p WHERE p.version_id = v.id) AS pages,
+                   (SELECT count(*) FROM documents d JOIN pages p ON p.id = d.page_id
+                     WHERE p.version_id = v.id) AS chunks,
+                   (SELECT max(p.updated_at) FROM pages p WHERE p.version_id = v.id) AS last_updated,
+                   (SELECT to_jsonb(r) FROM (
+                        SELECT id, mode, started_at, finished_at, stats FROM crawl_runs
+                        WHERE version_id = v.id ORDER BY started_at DESC, id DESC LIMIT 1) r) AS last_run
+            FROM versions v JOIN libraries l ON l.id = v.library_id
+            ORDER BY l.name, v.name
+            """
+        ).fetchall()
+
+
+def find_pages(conn: psycopg.Connection, url: str) -> list[dict[str, Any]]:
+    """Stored pages with this exact URL, newest version first: ``id, version_id, library, version, url, title,
+    markdown`` (``None`` for a page stored before migration 0007 and not changed since), ``updated_at,
+    last_checked_at``."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(
+            """
+            SELECT p.id, p.version_id, l.name AS library, v.name AS version, p.url, p.title, p.markdown,
+                   p.updated_at, p.last_checked_at
+            FROM pages p JOIN versions v ON v.id = p.version_id JOIN libraries l ON l.id = v.library_id
+            WHERE p.url = %s ORDER BY p.version_id DESC
+            """,
+            (url,),
+        ).fetchall()
+
+
+def page_chunks(conn: psycopg.Connection, page_id: int) -> list[tuple[str, list[str], str | None]]:
+    """The page's chunks in order: ``(content, heading_path, anchor)``; ``anchor`` is the HTML id of the section
+    the chunk sits under when the crawl recorded one (``metadata->>'anchor'``), else ``None``."""
+    rows = conn.execute(
+        "SELECT content, COALESCE(metadata -> 'heading_path', '[]'::jsonb), NULLIF(metadata ->> 'anchor', '') "
+        "FROM documents WHERE page_id = %s ORDER BY sort_order, id",
+        (page_id,),
+    ).fetchall()
+    return [(content, list(path), anchor) for content, path, anchor in rows]
+
+
+def crawl_run(conn: psycopg.Connection, run_id: int) -> dict[str, Any] | None:
+    """One ``crawl_runs`` row with its version: ``id, version_id, library, version, mode, started_at,
+    finished_at, stats``; ``None`` if there is no such run."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(
+            """
+            SELECT r.id, r.version_id, l.name AS library, v.name AS version, r.mode, r.started_at, r.finished_at,
+                   r.stats
+            FROM crawl_runs r JOIN versions v ON v.id = r.version_id JOIN libraries l ON l.id = v.library_id
+            WHERE r.id = %s
+            """,
+            (run_id,),
+        ).fetchone()
+
+
+def first_run_since(conn: psycopg.Connection, version_id: int, mode: str, since: datetime) -> int | None:
+    """Id of the first ``mode`` run of the version started at or after ``since`` (database clock), if any."""
+    row = conn.execute(
+        "SELECT id FROM crawl_runs WHERE version_id = %s AND mode = %s AND started_at >= %s "
+        "ORDER BY started_at, id LIMIT 1",
+        (version_id, mode, since),
+    ).fetchone()
+    return row[0] if row else None
+
+
+def latest_run_id(conn: psycopg.Connection, version_id: int) -> int | None:
+    """Id of the version's most recently started run, if any."""
+    row = conn.execute(
+        "SELECT id FROM crawl_runs WHERE version_id = %s ORDER BY started_at DESC, id DESC LIMIT 1", (version_id,)
+    ).fetchone()
+    return row[0] if row else None
+
+
+def pages_written_since(conn: psycopg.Connection, version_id: int, since: datetime) -> int:
+    """Pages of the version written (new, changed, or their validators updated) at or after ``since``: the
+    progress of a run in flight, which records its counts only when it ends."""
+    return conn.execute(
+        "SELECT count(*) FROM pages WHERE version_id = %s AND updated_at >= %s", (version_id, since)
+    ).fetchone()[0]
+
+
+def database_now(conn: psycopg.Connection) -> datetime:
+    """The database server's clock (``clock_timestamp()``), to compare with timestamps it writes."""
+    return conn.execute("SELECT clock_timestamp()").fetchone()[0]

@@ -18,6 +18,10 @@ from docsbot.db import version_label
 from docsbot.errors import DocsbotError
 
 if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
+    import psycopg
+
     from docsbot.embedding import Embedder
 
 __all__ = ["BadQuery", "SearchResult", "Searcher", "UnknownLibrary", "version_label"]
@@ -95,6 +99,12 @@ class Searcher:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def connection(self) -> AbstractContextManager[psycopg.Connection]:
+        """``with searcher.connection() as conn``: a connection of the pool for other read-only queries of the same
+        process (the MCP server's page and run lookups), given back when the block ends. Blocks up to the pool's
+        timeout (30 s) when every connection is busy; a connection broken by a server restart is replaced first."""
+        return self._pool.connection()
 
     def versions(self, library: str | None = None, version: str | None = None) -> list[db.VersionRow]:
         """Indexed versions matching ``library``/``version``; raises :class:`UnknownLibrary` if none does."""

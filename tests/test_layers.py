@@ -8,11 +8,13 @@ import pytest
 
 LAYERS = (
     "spiders",
-    grimp.Layer("docsbot.cli", "docsbot.commands", independent=True),  # front ends
-    grimp.Layer("docsbot.middlewares", "docsbot.pipelines", independent=True),  # Scrapy components
+    "docsbot.cli",
+    grimp.Layer("docsbot.mcp_server", "docsbot.commands", independent=True),  # front ends
+    grimp.Layer("docsbot.middlewares", "docsbot.pipelines", "docsbot.workers", independent=True),  # components
     "docsbot.run",  # the run extension
     "docsbot.search",
     "docsbot.db",
+    "docsbot.embedded_pg",
     "docsbot.arguments",
     grimp.Layer(
         "docsbot.refresh",
