@@ -425,16 +425,16 @@ class SearchHit:
 
 _SEARCH = """
 WITH vec AS (
-    SELECT id, row_number() OVER (ORDER BY distance) AS rank FROM (
+    SELECT id, row_number() OVER (ORDER BY distance, id) AS rank FROM (
         SELECT d.id, d.embedding::vector({dim}) <=> %(vector)s::vector({dim}) AS distance
         FROM documents d JOIN pages p ON p.id = d.page_id
         WHERE p.version_id = ANY(%(versions)s) AND vector_dims(d.embedding) = {dim}
-        ORDER BY distance LIMIT %(candidates)s
+        ORDER BY distance, d.id LIMIT %(candidates)s
     ) nearest
 ), fts AS (
     -- Any query word may match (OR), ranked by ts_rank with the context line weighted as a heading (A) and
     -- length normalization 1: candidates for fusion, not a boolean filter.
-    SELECT id, row_number() OVER (ORDER BY r DESC) AS rank FROM (
+    SELECT id, row_number() OVER (ORDER BY r DESC, id) AS rank FROM (
         SELECT d.id, ts_rank(
                    setweight(to_tsvector('english', d.context), 'A') || to_tsvector('english', d.content), q, 1
                ) AS r
@@ -442,7 +442,7 @@ WITH vec AS (
              to_tsquery('simple', replace(plainto_tsquery('english', %(text)s)::text, ' & ', ' | ')) q
         WHERE p.version_id = ANY(%(versions)s) AND q <> ''::tsquery
           AND (setweight(to_tsvector('english', d.context), 'A') || to_tsvector('english', d.content)) @@ q
-        ORDER BY r DESC LIMIT %(candidates)s
+        ORDER BY r DESC, d.id LIMIT %(candidates)s
     ) matching
 )
 , fused AS (
