@@ -396,7 +396,7 @@ class DocsSpider(scrapy.Spider):
                 yield from self._requests(origin_page.links, origin_page.depth)
             return
         try:
-            extracted = extract_page(response.text, url)
+            extracted = extract_page(response.body, url, response.encoding)
         except ExtractionError as exc:
             self.crawler.stats.inc_value("docsbot/skipped/unparseable")
             logger.warning("not indexing %s: %s", url, exc)
