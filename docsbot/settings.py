@@ -36,6 +36,12 @@ DOCSBOT_DATA_DIR = os.environ.get("DOCSBOT_DATA_DIR", str(user_data_path("docsbo
 DOCSBOT_PGDATA = os.environ.get("DOCSBOT_PGDATA", os.path.join(DOCSBOT_DATA_DIR, "pgdata"))
 # Connections held by the store pipeline's pool (one page transaction uses one connection).
 DOCSBOT_DB_POOL_SIZE = _env_number("DOCSBOT_DB_POOL_SIZE", "4")
+# A page waits this long (seconds) for a pool connection; then, or when the connection breaks (server restart),
+# its transaction is retried DOCSBOT_DB_RETRIES more times after DOCSBOT_DB_RETRY_DELAY, 2x, 4x... seconds
+# (capped at 8 s). A page still not stored is counted failed (docsbot/failed/store) and `scrapy crawl` exits 3.
+DOCSBOT_DB_POOL_TIMEOUT = _env_number("DOCSBOT_DB_POOL_TIMEOUT", "30", float)
+DOCSBOT_DB_RETRIES = _env_number("DOCSBOT_DB_RETRIES", "4")
+DOCSBOT_DB_RETRY_DELAY = _env_number("DOCSBOT_DB_RETRY_DELAY", "0.5", float)
 
 # --- Embedding --------------------------------------------------------------------------------------------
 # A fastembed model name. With DOCSBOT_EMBEDDING_MODEL_PATH (or the directory `make model` provisions for the
@@ -120,4 +126,6 @@ TELNETCONSOLE_ENABLED = False
 REMOTE_CONTROL_ENABLED = False
 
 LOG_LEVEL = os.environ.get("DOCSBOT_LOG_LEVEL", "INFO")
+# Item errors and drops are one line (URL and reason), never the item (its embeddings are ~150 KB of text).
+LOG_FORMATTER = "docsbot.logformatter.DocsbotLogFormatter"
 FEED_EXPORT_ENCODING = "utf-8"

@@ -249,9 +249,7 @@ class DocsSpider(scrapy.Spider):
             db.bind_model(conn, version, embedder.name, lambda: embedder.dim)
         self.scope = Scope.from_root(self.root_url)
         self.mass_delete_share = settings.getfloat("DOCSBOT_MASS_DELETE_SHARE")
-        self.index = IndexContext(
-            version, args.mode, db.PageStore(dsn, settings.getint("DOCSBOT_DB_POOL_SIZE")), embedder
-        )
+        self.index = IndexContext(version, args.mode, db.PageStore.from_settings(dsn, settings), embedder)
         logger.info(
             "%s of %s from %s (scope %s%s, max_depth=%s, max_pages=%s, prune=%s, render=%s)",
             args.mode,
