@@ -80,6 +80,8 @@ AUTOTHROTTLE_TARGET_CONCURRENCY = 8
 CONCURRENT_ITEMS = 4
 DOWNLOAD_TIMEOUT = 30
 RETRY_TIMES = 2
+# A 429/503 asking for a pause (Retry-After) up to this many seconds is retried after it; a longer one is a failure.
+DOCSBOT_RETRY_AFTER_MAX = _env_number("DOCSBOT_RETRY_AFTER_MAX", "60", float)
 # Pages larger than this are not downloaded (counted as failed; a stored copy is kept).
 DOWNLOAD_MAXSIZE = _env_number("DOCSBOT_MAX_PAGE_BYTES", str(10 * 1024 * 1024))
 DOWNLOAD_WARNSIZE = 0
@@ -112,6 +114,9 @@ DOWNLOADER_MIDDLEWARES = {
     # Scrapy's, fixed: all requests waiting for robots.txt are checked (see docsbot.middlewares).
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
     "docsbot.middlewares.RobotsTxtMiddleware": 100,
+    # Scrapy's retries, waiting what a 429/503's Retry-After asks (up to DOCSBOT_RETRY_AFTER_MAX s; see docsbot.retry).
+    "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
+    "docsbot.retry.RetryAfterMiddleware": 550,
     "docsbot.middlewares.ScopeMiddleware": 560,
     "docsbot.middlewares.ConditionalRequestMiddleware": 580,
 }
