@@ -30,6 +30,7 @@ import os
 import random
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -181,6 +182,7 @@ class Row:
     embedder: str = ""
     reachable: int = 0
     stored: int = 0
+    covered: int = 0  # reachable pages stored
     missing: list[str] = field(default_factory=list)  # reachable HTML pages not stored (sample in the table)
     extra: list[str] = field(default_factory=list)  # stored pages the walk did not reach
     without_chunks: int = 0
@@ -197,7 +199,7 @@ class Row:
 
     @property
     def coverage(self) -> float:
-        return (self.reachable - len(self.missing)) / self.reachable if self.reachable else 0.0
+        return self.covered / self.reachable if self.reachable else 0.0
 
 
 def stored_files(snapshot: dict[str, list[str]], prefix: str) -> dict[str, list[str]]:
@@ -231,6 +233,10 @@ def run_corpus(corpus: Corpus, args: argparse.Namespace, port: int) -> Row:
         site=str(source), workdir=str(work), port=port, server="nginx", seed=args.seed, embedder=None
     )
     bench = Bench(bench_args)
+    with socket.socket() as probe:  # serve_python_docs.sh would reuse a server already on the port, stale or not
+        if probe.connect_ex(("127.0.0.1", port)) == 0:
+            row.error = f"port {port} is in use (a server left from another run?); use --port"
+            return row
     bench.setup()
     try:
         root = f"{bench.url}index.html"
@@ -258,6 +264,7 @@ def run_corpus(corpus: Corpus, args: argparse.Namespace, port: int) -> Row:
         row.stored = len(stored)
         row.without_chunks = sum(1 for texts in stored.values() if not texts)
         row.missing = sorted(reachable - set(stored))
+        row.covered = len(reachable & set(stored))
         row.extra = sorted(set(stored) - reachable)
 
         change = release(bench.site, seed=args.seed, main=ANY_BODY)
