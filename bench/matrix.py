@@ -125,6 +125,7 @@ def served_file(url: str, prefix: str) -> str:
 
 def link_walk(root: str, workers: int = 8) -> tuple[set[str], dict[str, int]]:
     """Breadth-first walk from ``root`` over ``<a href>`` and ``<area href>`` inside the root's directory.
+    A redirect (nginx: ``dir`` → ``dir/``) counts as the page it leads to, whose URL is the base of its links.
     Returns (the files of HTML pages reached with 200, counts of other outcomes by kind)."""
     split = urlsplit(root)
     prefix = split.path.rsplit("/", 1)[0] + "/"
@@ -134,11 +135,12 @@ def link_walk(root: str, workers: int = 8) -> tuple[set[str], dict[str, int]]:
     other: collections.Counter[str] = collections.Counter()
 
     def fetch(url: str) -> tuple[str, str | None, bytes]:
+        """(final URL after redirects, content type or outcome, body if HTML)."""
         try:
             with urllib.request.urlopen(url, timeout=30) as resp:
                 kind = resp.headers.get_content_type()
                 body = resp.read() if kind in HTML_TYPES else b""
-                return url, kind, body
+                return resp.geturl(), kind, body
         except urllib.error.HTTPError as exc:
             return url, f"HTTP {exc.code}", b""
         except (urllib.error.URLError, OSError) as exc:
