@@ -39,7 +39,7 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from urllib.parse import unquote, urldefrag, urljoin, urlsplit
+from urllib.parse import quote, unquote, urldefrag, urljoin, urlsplit
 
 import lxml.html
 
@@ -53,6 +53,7 @@ HASHING_EMBEDDER = "tests.embedders.HashingEmbedder"
 HUB = "index.html"  # written at the site root when a package holds several manuals side by side
 ANY_BODY = re.compile(r"<body[^>]*>", re.I)
 HTML_TYPES = ("text/html", "application/xhtml+xml")
+URL_SAFE = ":/?#[]@!$&'()*+,;=%~"
 
 
 @dataclass(frozen=True)
@@ -143,7 +144,7 @@ def link_walk(root: str, workers: int = 8) -> tuple[set[str], dict[str, int]]:
                 return resp.geturl(), kind, body
         except urllib.error.HTTPError as exc:
             return url, f"HTTP {exc.code}", b""
-        except (urllib.error.URLError, OSError) as exc:
+        except (urllib.error.URLError, OSError, ValueError) as exc:
             return url, f"error {type(exc).__name__}", b""
 
     with ThreadPoolExecutor(workers) as pool:
@@ -164,7 +165,8 @@ def link_walk(root: str, workers: int = 8) -> tuple[set[str], dict[str, int]]:
                 base = doc.xpath("//base/@href")
                 base_url = urljoin(url, base[0]) if base else url
                 for href in doc.xpath("//a/@href | //area/@href"):
-                    target = urldefrag(urljoin(base_url, href.strip()))[0].split("?", 1)[0]
+                    # As a browser sends it: spaces and other unsafe characters percent-encoded.
+                    target = quote(urldefrag(urljoin(base_url, href.strip()))[0].split("?", 1)[0], safe=URL_SAFE)
                     t = urlsplit(target)
                     in_scope = t.scheme in ("http", "https") and t.netloc == split.netloc and t.path.startswith(prefix)
                     if in_scope and target not in seen:
@@ -354,11 +356,17 @@ def render(rows: list[Row]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("corpora", nargs="*", help=f"names to run (default all: {', '.join(c.name for c in CORPORA)})")
     parser.add_argument("--workdir", default=str(ROOT / ".build/matrix"))
-    parser.add_argument("--port", type=int, default=8400, help="first port; one per corpus")
+    parser.add_argument("--port", type=int, default=0, help="first port, one per corpus (default: free ports)")
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--model-limit", type=int, default=2000, help="above this many pages: hashing embedder")
     parser.add_argument("--no-install", action="store_true", help="skip corpora whose package is not installed")
@@ -372,7 +380,7 @@ def main() -> int:
     report = Path(args.report)
     report.parent.mkdir(parents=True, exist_ok=True)
     for i, corpus in enumerate(chosen):
-        rows.append(run_corpus(corpus, args, args.port + i))
+        rows.append(run_corpus(corpus, args, args.port + i if args.port else free_port()))
         text = render(rows)
         report.write_text(text)
         report.with_suffix(".json").write_text(
