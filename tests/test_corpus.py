@@ -84,3 +84,22 @@ def test_a_slice_of_each_generators_docs_is_stored_with_chunks_and_refreshes_wit
     # stored pages for new ones, so the sets are not compared here; `make matrix` compares whole trees.)
     assert run.get("modified", 0) == 0 and run.get("failed", 0) == 0, run
     assert run["unchanged"] >= SLICE // 2 and run["responses_by_status"].get("304", 0) == run["unchanged"], run
+
+
+def test_the_matrix_link_walk_counts_html_pages_in_scope_once(docsite):
+    """Proves: bench/matrix.py's independent walk (the "reachable" column) follows links within the root's
+    directory only, counts each HTML page once (``dir/`` and ``dir/index.html`` are one file) and tells other
+    outcomes apart."""
+    from bench.matrix import link_walk
+
+    site = docsite.site
+    site.put("/docs/sub/index.html", "<html><body><a href='../api.html'>api</a><a href='./'>self</a></body></html>")
+    site.put("/docs/notes.txt", "plain text", "text/plain")
+    site.put(
+        "/docs/deep.html",
+        "<html><body><a href='sub/'>sub</a><a href='sub/index.html'>sub</a><a href='notes.txt'>notes</a>"
+        "<a href='gone.html'>gone</a><a href='deep.html#x'>me</a></body></html>",
+    )
+    pages, other = link_walk(f"{docsite.url}/docs/index.html")
+    assert pages == {"index.html", "guide.html", "api.html", "deep.html", "flaky.html", "sub/index.html"}
+    assert other == {"text/plain": 1, "HTTP 404": 1}
