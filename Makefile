@@ -20,7 +20,7 @@ VERSION ?= 3.11
 ARGS ?=
 Q ?= create a task with asyncio
 
-.PHONY: install model chromium shub docs-server index refresh search status test lint bench clean
+.PHONY: install model chromium shub docs-server index refresh search status test lint bench matrix clean
 
 install: $(VENV)/.installed
 $(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
@@ -75,6 +75,11 @@ test: install model chromium shub
 # The benchmark (BENCHMARKS.md): installs nginx and python3.11-doc if needed, about 15 minutes on 2 cores.
 bench: install model docs-server
 	$(BIN)/python bench/run.py $(BENCH_ARGS)
+
+# The corpus matrix (README "Corpus matrix"): Debian documentation packages, one per generator, served by nginx;
+# installs missing packages with apt-get. Hours on 2 cores for all; MATRIX_ARGS="git docbook-xsl" runs a few.
+matrix: install model
+	$(BIN)/python bench/matrix.py $(MATRIX_ARGS)
 
 lint: install
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .

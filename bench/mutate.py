@@ -35,25 +35,34 @@ def _sentence(rng: random.Random, n: int = 14) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(n)).capitalize() + "."
 
 
-def release(root: Path, seed: int = 42, edit: float = 0.05, delete: float = 0.02, add: float = 0.02) -> Release:
+def release(
+    root: Path,
+    seed: int = 42,
+    edit: float = 0.05,
+    delete: float = 0.02,
+    add: float = 0.02,
+    main: re.Pattern[str] = _MAIN,
+) -> Release:
+    """``main``: where a page's content starts (pages without it are left alone); the default fits Sphinx.
+    Files are read and written byte for byte (``surrogateescape``), whatever their encoding."""
     rng = random.Random(seed)
     pages = sorted(
         str(p.relative_to(root))
         for p in root.rglob("*.html")
-        if _MAIN.search(p.read_text(errors="replace")) and p.name not in ("index.html", "genindex.html")
+        if main.search(p.read_text(errors="replace")) and p.name not in ("index.html", "genindex.html")
     )
     rng.shuffle(pages)
     n_edit, n_delete, n_add = (max(1, round(len(pages) * share)) for share in (edit, delete, add))
     out = Release()
     for rel in pages[:n_edit]:
         path = root / rel
-        html = path.read_text()
-        start = _MAIN.search(html).end()
+        html = path.read_text(errors="surrogateescape")
+        start = main.search(html).end()
         m = _PARAGRAPH.search(html, start)
         if not m:
             continue
         edited = f"<p>{m.group(1)} {_sentence(rng)}</p>"
-        path.write_text(html[: m.start()] + edited + html[m.end() :])
+        path.write_text(html[: m.start()] + edited + html[m.end() :], errors="surrogateescape")
         out.edited.append(rel)
     for rel in pages[n_edit : n_edit + n_delete]:
         (root / rel).unlink()
@@ -67,11 +76,12 @@ def release(root: Path, seed: int = 42, edit: float = 0.05, delete: float = 0.02
             f"<!DOCTYPE html><html><head><title>Release note {i}</title></head><body>"
             f'<div class="body" role="main"><h1>Release note {i}</h1>{body}</div></body></html>'
         )
-        html = host.read_text()
-        start = _MAIN.search(html).end()
+        html = host.read_text(errors="surrogateescape")
+        start = main.search(html).end()
         m = _PARAGRAPH.search(html, start)
         insert = m.end() if m else start
-        host.write_text(html[:insert] + f'<p>See <a href="{name}">release note {i}</a>.</p>' + html[insert:])
+        link = f'<p>See <a href="{name}">release note {i}</a>.</p>'
+        host.write_text(html[:insert] + link + html[insert:], errors="surrogateescape")
         out.added.append(str((host.parent / name).relative_to(root)))
         out.hosts.append(host_rel)
     return out

@@ -51,6 +51,11 @@ SEARCH_QUERY = "create a task with asyncio"
 _LOG_LINE = re.compile(r'^(\d{3}) (\d+) "(\S+) (\S+)')
 
 
+def _dangling_symlinks(directory: str, names: list[str]) -> list[str]:
+    paths = ((name, os.path.join(directory, name)) for name in names)
+    return [name for name, path in paths if os.path.islink(path) and not os.path.exists(path)]
+
+
 @dataclass
 class Phase:
     name: str
@@ -59,6 +64,7 @@ class Phase:
     statuses: dict[str, int]
     bytes: int  # response bodies, as the server logged them
     docsbot: dict = field(default_factory=dict)  # crawl_runs.stats of a docsbot run
+    exit_code: int = 0
 
     @property
     def pages(self) -> int:
@@ -84,7 +90,9 @@ class Bench:
         if self.work.exists():
             shutil.rmtree(self.work)
         self.work.mkdir(parents=True)
-        shutil.copytree(self.args.site, self.site, symlinks=False, ignore_dangling_symlinks=True)
+        # Symlinks are copied as files; dangling ones are left out. (copytree's ignore_dangling_symlinks resolves a
+        # relative link from the working directory, so it dropped git-doc's index.html -> git.html.)
+        shutil.copytree(self.args.site, self.site, symlinks=False, ignore=_dangling_symlinks)
         self.log.touch()
         if self.args.server == "nginx":
             env = {**os.environ, "DOCS_ROOT": str(self.site), "DOCS_PORT": str(self.args.port)}
@@ -157,7 +165,10 @@ class Bench:
         docsbot_library: str | None = None,
         env: dict[str, str] | None = None,
         project: bool = False,
+        check: bool = True,
     ) -> Phase:
+        """Run ``cmd`` as a timed phase; a non-zero exit stops the bench, unless ``check`` is false (then it is
+        recorded in ``Phase.exit_code``)."""
         offset = self._log_size()
         out = open(self.work / f"{name}.log", "w")  # noqa: SIM115
         # docsbot runs in its project; the plain spider outside it, with Scrapy's defaults and its own settings.
@@ -167,28 +178,35 @@ class Bench:
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.monotonic() - start
         out.close()
-        if os.waitstatus_to_exitcode(status) != 0:
+        exit_code = os.waitstatus_to_exitcode(status)
+        if exit_code != 0 and check:
             raise SystemExit(f"bench phase {name!r} failed; see {self.work / (name + '.log')}")
         time.sleep(0.05)  # let the server flush its log line
         statuses, served = self._served_since(offset)
         stats = {}
         if docsbot_library:
             with self.conn() as conn:
-                stats = conn.execute(
-                    "SELECT r.stats FROM crawl_runs r JOIN versions v ON v.id = r.version_id "
-                    "JOIN libraries l ON l.id = v.library_id WHERE l.name = %s ORDER BY r.id DESC LIMIT 1",
-                    (docsbot_library,),
-                ).fetchone()[0]
-        phase = Phase(name, wall, usage.ru_maxrss * 1024, statuses, served, stats)
+                stats = (
+                    conn.execute(
+                        "SELECT r.stats FROM crawl_runs r JOIN versions v ON v.id = r.version_id "
+                        "JOIN libraries l ON l.id = v.library_id WHERE l.name = %s ORDER BY r.id DESC LIMIT 1",
+                        (docsbot_library,),
+                    ).fetchone()
+                    or [None]
+                )[0] or {}  # a run that failed to start records nothing
+        phase = Phase(name, wall, usage.ru_maxrss * 1024, statuses, served, stats, exit_code)
         self.phases.append(phase)
         print(f"  {name:<26} {wall:7.1f} s  {phase.pages:5d} requests  {statuses}", flush=True)
         return phase
 
-    def docsbot(self, name: str, *args: str, library: str = LIBRARY, default_path: bool = False) -> Phase:
+    def docsbot(
+        self, name: str, *args: str, library: str = LIBRARY, default_path: bool = False, check: bool = True
+    ) -> Phase:
         cmd = [sys.executable, "-m", "scrapy", "crawl", "docs", "-a", f"library={library}"]
         for arg in args:
             cmd += ["-a", arg]
-        return self.run(name, cmd, docsbot_library=library, env=self.default_env if default_path else None)
+        env = self.default_env if default_path else None
+        return self.run(name, cmd, docsbot_library=library, env=env, check=check)
 
     @property
     def default_env(self) -> dict[str, str]:

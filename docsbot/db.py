@@ -7,6 +7,7 @@ vector dimension in a cast) are composed with ``psycopg.sql``.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from dataclasses import dataclass
@@ -20,13 +21,13 @@ from pgvector.psycopg import register_vector, register_vector_async
 from psycopg import sql
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
-from psycopg_pool import AsyncConnectionPool
+from psycopg_pool import AsyncConnectionPool, PoolClosed
 
 from docsbot.errors import DocsbotError
 from docsbot.refresh import StoredPage
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Awaitable, Callable, Iterable
 
     import numpy as np
     from scrapy.settings import BaseSettings
@@ -53,6 +54,7 @@ __all__ = [
     "status",
     "upsert_version",
     "version_label",
+    "StoreUnavailable",
 ]
 
 logger = logging.getLogger(__name__)
@@ -72,6 +74,12 @@ def version_label(library: str, version: str) -> str:
     """``library@version``, or ``library`` for the unversioned one (``version == ''``): how logs, errors and the
     CLI name a version."""
     return f"{library}@{version}" if version else library
+
+
+class StoreUnavailable(DatabaseError):
+    """A :class:`PageStore` operation still failed after its retries: no connection within the pool's timeout
+    (``psycopg_pool.PoolTimeout``) or the connection broke (``psycopg.OperationalError``: server restarted,
+    network). Nothing of that operation was written; the message names what and why, in one line."""
 
 
 def redact_dsn(dsn: str) -> str:
@@ -136,10 +144,14 @@ def _migrations() -> list[tuple[str, str]]:
 
 def migrate(conn: psycopg.Connection) -> list[str]:
     """Apply the migrations of ``docsbot/migrations`` not yet recorded in ``schema_migrations``, in order, each
-    in its own transaction. Safe to call from concurrent processes (advisory lock). Returns the versions
+    in its own transaction. Safe to call from concurrent processes: every step, creating ``schema_migrations``
+    included, runs under one transaction-level advisory lock, so others wait for it. Returns the versions
     applied. Migration files are read through ``importlib.resources``, so this works from a zipped egg."""
     applied: list[str] = []
     with conn.transaction():
+        # Under the lock: two sessions running CREATE TABLE IF NOT EXISTS at once both pass the existence check,
+        # and the second fails with UniqueViolation on pg_type (six processes on a new database: 49 of 60 failed).
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
         conn.execute(
             "CREATE TABLE IF NOT EXISTS schema_migrations "
             "(version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
@@ -263,6 +275,8 @@ def bind_model(conn: psycopg.Connection, version: VersionRow, model: str, dim: C
                 "UPDATE versions SET embedding_model = %s, embedding_dim = %s WHERE id = %s",
                 (model, dimension, version.id),
             )
+            # CREATE INDEX IF NOT EXISTS races like CREATE TABLE does: two first runs of two versions at once.
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
             ensure_vector_index(conn, dimension)
         return
     if version.embedding_model != model:
@@ -301,10 +315,67 @@ class PageStore:
     at any point leaves the page as it was before or fully updated.
     """
 
-    def __init__(self, dsn: str, pool_size: int = 4) -> None:
+    def __init__(
+        self,
+        dsn: str,
+        pool_size: int = 4,
+        *,
+        pool_timeout: float = 30.0,
+        retries: int = 4,
+        retry_delay: float = 0.5,
+        retry_max_delay: float = 8.0,
+    ) -> None:
+        # check: a connection is tested before it is handed out, so that one broken by a server restart is
+        # replaced instead of failing the page (one round trip; a page's transaction costs far more).
         self._pool = AsyncConnectionPool(
-            dsn, min_size=1, max_size=pool_size, open=False, configure=register_vector_async, name="docsbot"
+            dsn,
+            min_size=1,
+            max_size=pool_size,
+            open=False,
+            configure=register_vector_async,
+            check=AsyncConnectionPool.check_connection,
+            timeout=pool_timeout,
+            name="docsbot",
         )
+        self.retries = retries
+        self.retry_delay = retry_delay
+        self.retry_max_delay = retry_max_delay
+
+    @classmethod
+    def from_settings(cls, dsn: str, settings: BaseSettings) -> PageStore:
+        """A store configured by ``DOCSBOT_DB_POOL_SIZE``, ``DOCSBOT_DB_POOL_TIMEOUT`` (seconds a page waits for a
+        connection), ``DOCSBOT_DB_RETRIES`` (attempts after the first) and ``DOCSBOT_DB_RETRY_DELAY`` (first
+        backoff, seconds; doubled each time up to 8 s)."""
+        return cls(
+            dsn,
+            settings.getint("DOCSBOT_DB_POOL_SIZE"),
+            pool_timeout=settings.getfloat("DOCSBOT_DB_POOL_TIMEOUT"),
+            retries=settings.getint("DOCSBOT_DB_RETRIES"),
+            retry_delay=settings.getfloat("DOCSBOT_DB_RETRY_DELAY"),
+        )
+
+    async def _retrying(self, what: str, operation: Callable[[], Awaitable[Any]]) -> Any:
+        """Run ``operation`` (one transaction at most), again after ``retry_delay``, 2×, 4×… seconds (capped at
+        ``retry_max_delay``) while it raises ``psycopg.OperationalError`` (``PoolTimeout`` included: a connection
+        could not be had in ``pool_timeout`` seconds), at most ``retries`` more times. Each attempt is its own
+        transaction, so a failed attempt wrote nothing; every operation retried here is idempotent (an upsert
+        keyed by URL or page id, then its chunks replaced), so an attempt whose COMMIT was lost in transit is
+        harmless to repeat. Raises :class:`StoreUnavailable` once the retries are spent; a closed pool
+        (``PoolClosed``: the run is shutting down) is not retried."""
+        delay = self.retry_delay
+        for attempt in range(self.retries + 1):
+            try:
+                return await operation()
+            except PoolClosed as exc:
+                raise StoreUnavailable(f"{what}: the connection pool is closed") from exc
+            except psycopg.OperationalError as exc:
+                error = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+                if attempt == self.retries:
+                    raise StoreUnavailable(f"{what}: {error} (gave up after {attempt + 1} attempts)") from exc
+                logger.warning("%s: %s; retrying in %.1f s", what, error, delay)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, self.retry_max_delay)
+        raise AssertionError("unreachable")
 
     async def open(self) -> None:
         await self._pool.open(wait=True)
@@ -327,15 +398,21 @@ class PageStore:
         of any version: equal keys mean the same model embedded the same text. One indexed query."""
         if not embed_hashes:
             return {}
-        async with self._pool.connection() as conn:
-            cur = await conn.execute(
-                "SELECT DISTINCT ON (embed_hash) embed_hash, embedding FROM documents WHERE embed_hash = ANY(%s)",
-                (embed_hashes,),
-            )
-            return {key: vector for key, vector in await cur.fetchall()}
+
+        async def lookup() -> dict[str, np.ndarray]:
+            async with self._pool.connection() as conn:
+                cur = await conn.execute(
+                    "SELECT DISTINCT ON (embed_hash) embed_hash, embedding FROM documents WHERE embed_hash = ANY(%s)",
+                    (embed_hashes,),
+                )
+                return {key: vector for key, vector in await cur.fetchall()}
+
+        return await self._retrying("looking up stored embeddings", lookup)
 
     async def save_page(self, item: PageItem) -> int:
-        """Upsert the page and, if its content changed, replace its chunks (COPY BINARY). One transaction.
+        """Upsert the page and, if its content changed, replace its chunks (COPY BINARY). One transaction,
+        retried with backoff on connection problems (see :meth:`_retrying`); raises :class:`StoreUnavailable`
+        naming the URL when it still cannot be written (the page is then as it was before).
 
         A stored page keeps its stored depth. Returns the page id.
         """
@@ -353,6 +430,9 @@ class PageStore:
             "markdown": item.markdown,
             "page_id": item.page_id,
         }
+        return await self._retrying(f"storing {item.url}", lambda: self._save_page(item, values))
+
+    async def _save_page(self, item: PageItem, values: dict[str, Any]) -> int:
         async with self._pool.connection() as conn, conn.transaction():
             if item.page_id is not None:  # a stored page, possibly moving to a new URL after a redirect
                 cur = await conn.execute(_UPDATE_PAGE, values)
@@ -392,10 +472,15 @@ class PageStore:
         """Record that ``page_ids`` answered 200/304 in run ``run_id`` (one statement, at the end of a run)."""
         if not page_ids:
             return
-        async with self._pool.connection() as conn:
-            await conn.execute(
-                "UPDATE pages SET last_seen_run = %s, last_checked_at = now() WHERE id = ANY(%s)", (run_id, page_ids)
-            )
+
+        async def mark() -> None:
+            async with self._pool.connection() as conn:
+                await conn.execute(
+                    "UPDATE pages SET last_seen_run = %s, last_checked_at = now() WHERE id = ANY(%s)",
+                    (run_id, page_ids),
+                )
+
+        await self._retrying("marking checked pages", mark)
 
     async def start_run(self, version_id: int, mode: str) -> int:
         async with self._pool.connection() as conn:
@@ -406,10 +491,13 @@ class PageStore:
             return run_id
 
     async def finish_run(self, run_id: int, stats: dict[str, Any]) -> None:
-        async with self._pool.connection() as conn:
-            await conn.execute(
-                "UPDATE crawl_runs SET finished_at = now(), stats = %s WHERE id = %s", (Jsonb(stats), run_id)
-            )
+        async def finish() -> None:
+            async with self._pool.connection() as conn:
+                await conn.execute(
+                    "UPDATE crawl_runs SET finished_at = now(), stats = %s WHERE id = %s", (Jsonb(stats), run_id)
+                )
+
+        await self._retrying("recording the run", finish)
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,11 @@ from dataclasses import dataclass
 import lxml.html
 from bs4 import Tag
 from markdownify import MarkdownConverter
+from w3lib.encoding import html_to_unicode, resolve_encoding
 
 from docsbot.urls import InvalidURL, canonical_url
 
-__all__ = ["ExtractedPage", "extract_page", "content_hash", "ExtractionError"]
+__all__ = ["ExtractedPage", "extract_page", "parse_html", "decode_html", "content_hash", "ExtractionError"]
 
 MAIN_CONTENT_XPATHS = (
     "//*[@itemprop='articleBody']",
@@ -57,8 +58,15 @@ _BLANK_LINES = re.compile(r"\n{3,}")
 _PILCROW = re.compile(r"\s*[¶#]\s*$")
 
 
+# A share of control characters (or U+FFFD from undecodable bytes) above this, in the first BINARY_SAMPLE
+# characters, means the body is not text: a binary file served as text/html.
+BINARY_SAMPLE = 8192
+BINARY_SHARE = 0.10
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f\ufffd]")
+
+
 class ExtractionError(ValueError):
-    """Raised when a document cannot be parsed as HTML at all (empty or undecodable body)."""
+    """Raised when a document cannot be parsed as HTML at all (empty, binary, or no element to parse)."""
 
 
 @dataclass
@@ -127,17 +135,57 @@ def _text(node) -> str:  # noqa: ANN001
     return " ".join(node.text_content().split())
 
 
-def extract_page(html: str | bytes, url: str) -> ExtractedPage:
-    """Extract the main content of ``html`` fetched from ``url``.
+def decode_html(body: str | bytes, encoding: str | None = None) -> str:
+    """The text of ``body``: ``str`` as is; ``bytes`` decoded with ``encoding`` (the response's, as Scrapy's
+    ``TextResponse.encoding`` resolves it: HTTP header, then BOM and ``<meta>``/XML declaration, then inference),
+    or, without one, detected as Scrapy does (``w3lib.encoding.html_to_unicode``: BOM, declarations, UTF-8).
 
-    Raises :class:`ExtractionError` if the body is empty or not parseable as HTML.
+    Bytes that are invalid in that encoding become U+FFFD (a wrong charset declaration costs characters, never
+    the rest of the page); an encoding name Python does not know falls back to detection. NUL characters are
+    removed (libxml2 stops at them). Raises :class:`ExtractionError` if the body looks binary: more than
+    ``BINARY_SHARE`` control characters or U+FFFD among its first ``BINARY_SAMPLE`` characters.
     """
-    if not html or not (html.strip() if isinstance(html, str) else html.strip()):
+    if isinstance(body, bytes):
+        codec = resolve_encoding(encoding) if encoding else None
+        if codec is not None:
+            text = body.decode(codec, errors="replace")
+            if text.startswith("\ufeff"):
+                text = text[1:]
+        else:
+            _, text = html_to_unicode(None, body)
+    else:
+        text = body
+    sample = text[:BINARY_SAMPLE]
+    if sample and len(_CONTROL.findall(sample)) > BINARY_SHARE * len(sample):
+        raise ExtractionError("binary content, not HTML")
+    return text.replace("\x00", "")
+
+
+def parse_html(body: str | bytes, encoding: str | None = None) -> lxml.html.HtmlElement:
+    """Parse ``body`` (see :func:`decode_html` for ``encoding``) into an lxml HTML tree, as parsel does: the
+    decoded text is handed to libxml2 as UTF-8 with the parser's encoding fixed, so that an XML declaration
+    (``<?xml version="1.0" encoding="UTF-8"?>``, which XHTML from AsciiDoc and DocBook starts with, and which lxml
+    refuses in a ``str``) or a ``<meta charset>`` inside the body cannot override it; libxml2 truncates a document
+    at bytes invalid in its declared encoding, Python's codecs replace them. Malformed markup is repaired by
+    libxml2's recovering HTML parser. Raises :class:`ExtractionError` for an empty, binary or element-less body.
+    """
+    text = decode_html(body, encoding)
+    if not text.strip():
         raise ExtractionError("empty document")
+    parser = lxml.html.HTMLParser(encoding="utf-8", recover=True)
     try:
-        doc = lxml.html.document_fromstring(html)
+        return lxml.html.document_fromstring(text.encode("utf-8"), parser=parser)
     except (lxml.etree.ParserError, ValueError) as exc:
         raise ExtractionError(f"unparseable HTML: {exc}") from exc
+
+
+def extract_page(html: str | bytes, url: str, encoding: str | None = None) -> ExtractedPage:
+    """Extract the main content of ``html`` fetched from ``url``: pass the response's bytes and its
+    ``encoding`` (``response.body``, ``response.encoding``), or already decoded text (see :func:`parse_html`).
+
+    Raises :class:`ExtractionError` if the body is empty, binary or not parseable as HTML.
+    """
+    doc = parse_html(html, encoding)
 
     base = url
     base_href = doc.xpath("//base/@href")

@@ -17,6 +17,7 @@ import numpy as np
 from scrapy.exceptions import DropItem
 
 from docsbot.chunking import Chunker, context_line, embed_text
+from docsbot.db import StoreUnavailable
 from docsbot.embedding import EmbeddingModelError
 from docsbot.items import Chunk, PageGone, PageItem
 from docsbot.refresh import content_unchanged
@@ -155,7 +156,11 @@ class EmbedPipeline:
         if not isinstance(item, PageItem) or not item.changed or not item.chunks:
             return item
         context = self.context
-        stored = await context.store.stored_embeddings(list({c.embed_hash for c in item.chunks}))
+        try:
+            stored = await context.store.stored_embeddings(list({c.embed_hash for c in item.chunks}))
+        except StoreUnavailable as exc:  # reuse is an optimization: embed everything, the store retries again
+            logger.warning("%s: embedding every chunk of %s", exc, item.url)
+            stored = {}
         for chunk in item.chunks:
             chunk.embedding = stored.get(chunk.embed_hash)
         todo = [c for c in item.chunks if c.embedding is None]
@@ -195,7 +200,9 @@ class StorePipeline:
     (:meth:`docsbot.refresh.RefreshLedger.deletion_plan`).
 
     Stats: ``docsbot/new``, ``docsbot/modified``, ``docsbot/unchanged`` (+ ``/same_content``: a 200 whose
-    content is what is stored), ``docsbot/gone``, ``docsbot/chunks_written``.
+    content is what is stored), ``docsbot/gone``, ``docsbot/chunks_written``; ``docsbot/failed`` and
+    ``docsbot/failed/store`` for a page the database still refused after the store's retries (dropped, one log
+    line; the stored copy, if any, is untouched).
     """
 
     def __init__(self, crawler: Crawler) -> None:
@@ -212,7 +219,12 @@ class StorePipeline:
             if ledger.gone(item.page_id, item.url, item.reason):
                 stats.inc_value("docsbot/gone")
             return item
-        page_id = await self.context.store.save_page(item)
+        try:
+            page_id = await self.context.store.save_page(item)
+        except StoreUnavailable as exc:  # counted, so the summary, crawl_runs and the exit code say so
+            stats.inc_value("docsbot/failed")
+            stats.inc_value("docsbot/failed/store")
+            raise DropItem(f"not stored: {exc}") from exc
         ledger.stored(page_id)
         if item.page_id is None:
             stats.inc_value("docsbot/new")

@@ -134,7 +134,7 @@ class IndexRun:
             version=version,
             args=args,
             crawl=crawl,
-            store=db.PageStore(dsn, settings.getint("DOCSBOT_DB_POOL_SIZE")),
+            store=db.PageStore.from_settings(dsn, settings),
             embedder=embedder,
             scope=Scope.from_root(crawl.root_url),
             render=render,

@@ -39,6 +39,12 @@ DOCSBOT_PGDATA = os.environ.get("DOCSBOT_PGDATA", os.path.join(DOCSBOT_DATA_DIR,
 DOCSBOT_PG_IDLE_TIMEOUT = _env_number("DOCSBOT_PG_IDLE_TIMEOUT", "900", float)
 # Connections held by the store pipeline's pool (one page transaction uses one connection).
 DOCSBOT_DB_POOL_SIZE = _env_number("DOCSBOT_DB_POOL_SIZE", "4")
+# A page waits this long (seconds) for a pool connection; then, or when the connection breaks (server restart),
+# its transaction is retried DOCSBOT_DB_RETRIES more times after DOCSBOT_DB_RETRY_DELAY, 2x, 4x... seconds
+# (capped at 8 s). A page still not stored is counted failed (docsbot/failed/store) and `scrapy crawl` exits 3.
+DOCSBOT_DB_POOL_TIMEOUT = _env_number("DOCSBOT_DB_POOL_TIMEOUT", "30", float)
+DOCSBOT_DB_RETRIES = _env_number("DOCSBOT_DB_RETRIES", "4")
+DOCSBOT_DB_RETRY_DELAY = _env_number("DOCSBOT_DB_RETRY_DELAY", "0.5", float)
 
 # --- Embedding --------------------------------------------------------------------------------------------
 # A fastembed model name. With DOCSBOT_EMBEDDING_MODEL_PATH (or the directory `make model` provisions for the
@@ -83,6 +89,8 @@ AUTOTHROTTLE_TARGET_CONCURRENCY = 8
 CONCURRENT_ITEMS = 4
 DOWNLOAD_TIMEOUT = 30
 RETRY_TIMES = 2
+# A 429/503 asking for a pause (Retry-After) up to this many seconds is retried after it; a longer one is a failure.
+DOCSBOT_RETRY_AFTER_MAX = _env_number("DOCSBOT_RETRY_AFTER_MAX", "60", float)
 # Pages larger than this are not downloaded (counted as failed; a stored copy is kept).
 DOWNLOAD_MAXSIZE = _env_number("DOCSBOT_MAX_PAGE_BYTES", str(10 * 1024 * 1024))
 DOWNLOAD_WARNSIZE = 0
@@ -115,6 +123,9 @@ DOWNLOADER_MIDDLEWARES = {
     # Scrapy's, fixed: all requests waiting for robots.txt are checked (see docsbot.middlewares).
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
     "docsbot.middlewares.RobotsTxtMiddleware": 100,
+    # Scrapy's retries, waiting what a 429/503's Retry-After asks (up to DOCSBOT_RETRY_AFTER_MAX s; see docsbot.retry).
+    "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
+    "docsbot.retry.RetryAfterMiddleware": 550,
     "docsbot.middlewares.ScopeMiddleware": 560,
     # Sees a response after the conditional-request middleware (580) and the redirect middleware (600).
     "docsbot.middlewares.RenderMiddleware": 570,
@@ -133,4 +144,6 @@ TELNETCONSOLE_ENABLED = False
 REMOTE_CONTROL_ENABLED = False
 
 LOG_LEVEL = os.environ.get("DOCSBOT_LOG_LEVEL", "INFO")
+# Item errors and drops are one line (URL and reason), never the item (its embeddings are ~150 KB of text).
+LOG_FORMATTER = "docsbot.logformatter.DocsbotLogFormatter"
 FEED_EXPORT_ENCODING = "utf-8"

@@ -43,7 +43,6 @@ debugging) and ``DOCSBOT_EXTRACT_WORKERS`` (``0``, default: the number of CPUs, 
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 import multiprocessing
 import os
@@ -53,7 +52,6 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from scrapy import signals
-from w3lib.encoding import read_bom, to_unicode
 
 from docsbot.errors import DocsbotError
 from docsbot.extract import ExtractedPage, extract_page
@@ -71,9 +69,6 @@ T = TypeVar("T")
 
 POOL_KINDS = ("process", "thread", "inline")
 _MAX_DEFAULT_WORKERS = 4
-# extract_page(body: bytes, url, encoding=...) parses bytes with the response's encoding (XHTML with an XML
-# declaration needs bytes); an older extract_page takes text, decoded here as Scrapy's TextResponse.text does.
-_TAKES_ENCODING = "encoding" in inspect.signature(extract_page).parameters
 
 
 class ExtractionWorkerDied(DocsbotError, RuntimeError):
@@ -85,12 +80,7 @@ def extract_body(body: bytes, url: str, encoding: str | None) -> ExtractedPage:
     """:func:`~docsbot.extract.extract_page` of a response body: what a worker runs. ``encoding`` is the
     response's (``TextResponse.encoding``: HTTP header, BOM, ``<meta>`` or detection); ``None`` means UTF-8.
     Raises :class:`~docsbot.extract.ExtractionError`."""
-    if _TAKES_ENCODING:
-        return extract_page(body, url, encoding=encoding)  # type: ignore[call-arg]
-    _, bom = read_bom(body)
-    if bom:
-        body = body[len(bom) :]
-    return extract_page(to_unicode(body, encoding or "utf-8"), url)
+    return extract_page(body, url, encoding=encoding)
 
 
 def _mp_context() -> multiprocessing.context.BaseContext:

@@ -7,6 +7,7 @@ conditional headers and the status it got.
 from __future__ import annotations
 
 import hashlib
+import math
 import threading
 import time
 from dataclasses import dataclass, field
@@ -50,6 +51,9 @@ class DocSite:
     failing: dict[str, int] = field(default_factory=dict)  # path → status to answer
     redirects: dict[str, tuple[int, str]] = field(default_factory=dict)  # path → (status, Location)
     slow: dict[str, float] = field(default_factory=dict)  # path → seconds before answering
+    # path → seconds: answer 429 with `Retry-After: <seconds>` until that long after the path's first request
+    throttled: dict[str, float] = field(default_factory=dict)
+    _throttle_start: dict[str, float] = field(default_factory=dict)
     validators: str = "both"
     hits: list[Hit] = field(default_factory=list)
     _clock: int = 1_700_000_000
@@ -104,6 +108,12 @@ class DocSite:
                     path += "index.html"
                 if path in site.slow:
                     time.sleep(site.slow[path])
+                if path in site.throttled:
+                    start = site._throttle_start.setdefault(path, time.monotonic())
+                    if time.monotonic() - start < site.throttled[path]:
+                        headers = {"Content-Type": "text/plain", "Retry-After": str(math.ceil(site.throttled[path]))}
+                        self._send(429, b"slow down", headers)
+                        return
                 if path in site.failing:
                     headers = {"Content-Type": "text/plain", "Retry-After": "0"}
                     self._send(site.failing[path], b"server error", headers)

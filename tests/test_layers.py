@@ -10,7 +10,14 @@ LAYERS = (
     "spiders",
     "docsbot.cli",
     grimp.Layer("docsbot.mcp_server", "docsbot.commands", independent=True),  # front ends
-    grimp.Layer("docsbot.middlewares", "docsbot.pipelines", "docsbot.workers", independent=True),  # components
+    grimp.Layer(
+        "docsbot.middlewares",
+        "docsbot.pipelines",
+        "docsbot.workers",
+        "docsbot.retry",
+        "docsbot.logformatter",
+        independent=True,
+    ),  # Scrapy components
     "docsbot.run",  # the run extension
     "docsbot.search",
     "docsbot.db",

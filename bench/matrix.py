@@ -1,0 +1,395 @@
+"""`make matrix`: docsbot on real documentation trees, one per generator, from Debian's documentation packages.
+
+For each corpus: install its package with apt-get when missing, serve a scratch copy of its HTML with nginx (its
+default ETag and Last-Modified; bench/run.py's ``Bench`` and scripts/serve_python_docs.sh), and into a fresh
+embedded PostgreSQL:
+
+1. count the HTML pages reachable from the root by an independent link walk (urllib + lxml, none of docsbot's
+   code): ``<a href>``/``<area href>`` within the root's directory, fragments and queries dropped, a page being a
+   200 with an HTML content type, counted once per file served;
+2. index it with ``scrapy crawl docs`` (a process, as a user runs it), then an unchanged refresh;
+3. apply a seeded docs release (bench/mutate.py: pages edited, deleted and added; plus one deleted directory
+   index, ``dir/index.html``, when the tree has one), refresh (``prune=orphans``) and compare with a fresh full
+   index of the released tree (pages and chunk texts);
+4. touch every file (new mtimes, same content) and refresh.
+
+One row per corpus: reachable HTML pages, pages stored, reachable pages not stored (with a sample), pages without
+chunks, refresh ≡ re-index, statuses of the unchanged refresh, exit codes and wall times. Written as Markdown to
+``--report`` and as JSON next to it. Corpora over ``--model-limit`` reachable pages use the hashing embedder
+(tests.embedders.HashingEmbedder), so they measure crawling and refresh rather than the CPU's embedding speed.
+
+The PostgreSQL, Flask and MkDocs documentation are kept for independent acceptance: never add them here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import random
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from urllib.parse import quote, unquote, urldefrag, urljoin, urlsplit
+
+import lxml.html
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.mutate import release  # noqa: E402
+from bench.run import Bench, Phase, _dangling_symlinks  # noqa: E402
+
+HASHING_EMBEDDER = "tests.embedders.HashingEmbedder"
+HUB = "index.html"  # written at the site root when a package holds several manuals side by side
+ANY_BODY = re.compile(r"<body[^>]*>", re.I)
+HTML_TYPES = ("text/html", "application/xhtml+xml")
+URL_SAFE = ":/?#[]@!$&'()*+,;=%~"
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """A Debian documentation package and the generator that built it. The site is the directory of the
+    package's shallowest ``index.html``; with several at that depth (one per manual), their common parent, with
+    a generated hub page linking each."""
+
+    name: str
+    generator: str
+    package: str
+
+
+# One per generator at least; the PostgreSQL, Flask and MkDocs docs stay out (independent acceptance).
+CORPORA = [
+    Corpus("git", "AsciiDoc XHTML + DocBook XSL", "git-doc"),
+    Corpus("docbook-xsl", "DocBook XSL", "docbook-xsl-doc-html"),
+    Corpus("python", "Sphinx", "python3.11-doc"),
+    Corpus("cmake", "Sphinx", "cmake-doc"),
+    Corpus("gtk4", "gi-docgen", "libgtk-4-doc"),
+    Corpus("openjdk-17", "Javadoc", "openjdk-17-doc"),
+    Corpus("rust", "rustdoc + mdBook", "rust-doc"),
+]
+
+
+def installed(package: str) -> bool:
+    out = subprocess.run(
+        ["dpkg-query", "-W", "-f=${Status}", package], capture_output=True, text=True, check=False
+    ).stdout
+    return out.strip().endswith("installed") and "not-installed" not in out
+
+
+def install(package: str) -> None:
+    """apt-get install ``package`` (root, or sudo); raises CalledProcessError."""
+    sudo = [] if os.geteuid() == 0 else ["sudo"]
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    subprocess.run([*sudo, "apt-get", "install", "-y", "-qq", package], env=env, check=True)
+
+
+def site_of(package: str) -> tuple[Path, list[str]]:
+    """(directory to serve, index pages relative to it at the shallowest depth) from the package's file list."""
+    files = subprocess.run(["dpkg", "-L", package], capture_output=True, text=True, check=True).stdout.split()
+    indexes = [Path(f) for f in files if f.endswith("/index.html") and "/html/_" not in f]
+    if not indexes:
+        raise SystemExit(f"{package} has no index.html")
+    depth = min(len(p.parts) for p in indexes)
+    top = sorted(p for p in indexes if len(p.parts) == depth)
+    if len(top) == 1:
+        return top[0].parent, ["index.html"]
+    base = Path(os.path.commonpath([p.parent for p in top]))
+    return base, [str(p.relative_to(base)) for p in top]
+
+
+def write_hub(site: Path, manuals: list[str], title: str) -> None:
+    links = "".join(f'<li><a href="{m}">{m.rsplit("/", 2)[0]}</a></li>' for m in manuals)
+    (site / HUB).write_text(
+        f"<!DOCTYPE html><html><head><title>{title}</title></head><body><main><h1>{title}</h1>"
+        f"<p>The manuals of this package.</p><ul>{links}</ul></main></body></html>"
+    )
+
+
+# --- the independent link walk ------------------------------------------------------------------------------------
+
+
+def served_file(url: str, prefix: str) -> str:
+    """The file a static server answers for ``url``, relative to the site root: ``dir/`` → ``dir/index.html``."""
+    path = unquote(urlsplit(url).path)[len(prefix) :]
+    return path + "index.html" if path.endswith("/") or path == "" else path
+
+
+def link_walk(root: str, workers: int = 8) -> tuple[set[str], dict[str, int]]:
+    """Breadth-first walk from ``root`` over ``<a href>`` and ``<area href>`` inside the root's directory.
+    A redirect (nginx: ``dir`` → ``dir/``) counts as the page it leads to, whose URL is the base of its links.
+    Returns (the files of HTML pages reached with 200, counts of other outcomes by kind)."""
+    split = urlsplit(root)
+    prefix = split.path.rsplit("/", 1)[0] + "/"
+    seen = {root}
+    frontier = [root]
+    pages: set[str] = set()
+    other: collections.Counter[str] = collections.Counter()
+
+    def fetch(url: str) -> tuple[str, str | None, bytes]:
+        """(final URL after redirects, content type or outcome, body if HTML)."""
+        try:
+            with urllib.request.urlopen(url, timeout=30) as resp:
+                kind = resp.headers.get_content_type()
+                body = resp.read() if kind in HTML_TYPES else b""
+                return resp.geturl(), kind, body
+        except urllib.error.HTTPError as exc:
+            return url, f"HTTP {exc.code}", b""
+        except (urllib.error.URLError, OSError, ValueError) as exc:
+            return url, f"error {type(exc).__name__}", b""
+
+    with ThreadPoolExecutor(workers) as pool:
+        while frontier:
+            batch, frontier = frontier, []
+            for url, kind, body in pool.map(fetch, batch):
+                if kind not in HTML_TYPES:
+                    other[kind or "unknown"] += 1
+                    continue
+                pages.add(served_file(url, prefix))
+                if not body.strip():
+                    continue
+                try:
+                    doc = lxml.html.document_fromstring(body)
+                except (lxml.etree.ParserError, ValueError):
+                    other["unparseable"] += 1
+                    continue
+                base = doc.xpath("//base/@href")
+                base_url = urljoin(url, base[0]) if base else url
+                for href in doc.xpath("//a/@href | //area/@href"):
+                    # As a browser sends it: spaces and other unsafe characters percent-encoded.
+                    target = quote(urldefrag(urljoin(base_url, href.strip()))[0].split("?", 1)[0], safe=URL_SAFE)
+                    t = urlsplit(target)
+                    in_scope = t.scheme in ("http", "https") and t.netloc == split.netloc and t.path.startswith(prefix)
+                    if in_scope and target not in seen:
+                        seen.add(target)
+                        frontier.append(target)
+    return pages, dict(other)
+
+
+# --- one corpus -------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Row:
+    corpus: str
+    generator: str
+    package: str
+    embedder: str = ""
+    reachable: int = 0
+    stored: int = 0
+    covered: int = 0  # reachable pages stored
+    missing: list[str] = field(default_factory=list)  # reachable HTML pages not stored (sample in the table)
+    extra: list[str] = field(default_factory=list)  # stored pages the walk did not reach
+    without_chunks: int = 0
+    walk_other: dict[str, int] = field(default_factory=dict)
+    unchanged_statuses: dict[str, int] = field(default_factory=dict)
+    release: str = ""
+    equivalent: bool | None = None
+    differences: list[str] = field(default_factory=list)
+    exit_codes: dict[str, int] = field(default_factory=dict)
+    walls: dict[str, float] = field(default_factory=dict)
+    rss_mib: dict[str, int] = field(default_factory=dict)
+    skipped: dict[str, int] = field(default_factory=dict)  # docsbot/skipped/* and failed of the full index
+    error: str = ""
+
+    @property
+    def coverage(self) -> float:
+        return self.covered / self.reachable if self.reachable else 0.0
+
+
+def stored_files(snapshot: dict[str, list[str]], prefix: str) -> dict[str, list[str]]:
+    """Bench.snapshot keys (URL paths without the leading slash) → served files relative to the site root."""
+    out = {}
+    for path, texts in snapshot.items():
+        out[served_file("/" + path, prefix)] = texts
+    return out
+
+
+def run_corpus(corpus: Corpus, args: argparse.Namespace, port: int) -> Row:
+    row = Row(corpus.name, corpus.generator, corpus.package)
+    if not installed(corpus.package):
+        if args.no_install:
+            row.error = "not installed"
+            return row
+        print(f"installing {corpus.package}", flush=True)
+        install(corpus.package)
+    source, manuals = site_of(corpus.package)
+    work = Path(args.workdir).resolve() / corpus.name
+    if manuals != ["index.html"]:  # several manuals: serve their parent, with a hub page as the root
+        if work.exists():
+            shutil.rmtree(work)
+        staged = work.parent / f"{corpus.name}-src"
+        if staged.exists():
+            shutil.rmtree(staged)
+        shutil.copytree(source, staged, symlinks=False, ignore=_dangling_symlinks)
+        write_hub(staged, manuals, f"{corpus.package} manuals")
+        source = staged
+    bench_args = argparse.Namespace(
+        site=str(source), workdir=str(work), port=port, server="nginx", seed=args.seed, embedder=None
+    )
+    bench = Bench(bench_args)
+    with socket.socket() as probe:  # serve_python_docs.sh would reuse a server already on the port, stale or not
+        if probe.connect_ex(("127.0.0.1", port)) == 0:
+            row.error = f"port {port} is in use (a server left from another run?); use --port"
+            return row
+    bench.setup()
+    try:
+        root = f"{bench.url}index.html"
+        started = time.monotonic()
+        reachable, row.walk_other = link_walk(root)
+        row.walls["link walk"] = round(time.monotonic() - started, 1)
+        row.reachable = len(reachable)
+        row.embedder = "model" if row.reachable <= args.model_limit else "hashing"
+        if row.embedder == "hashing":
+            bench.env["DOCSBOT_EMBEDDER"] = HASHING_EMBEDDER
+        print(f"{corpus.name}: {row.reachable} HTML pages reachable from {root}; embedder: {row.embedder}", flush=True)
+
+        def phase(name: str, *crawl_args: str, library: str = "matrix") -> Phase:
+            p = bench.docsbot(name, *crawl_args, library=library, check=False)
+            row.walls[name] = round(p.wall, 1)
+            row.exit_codes[name] = p.exit_code
+            row.rss_mib[name] = round(p.rss / 2**20)
+            return p
+
+        full = phase("full index", f"url={root}")
+        row.skipped = {k: v for k, v in full.docsbot.items() if k.startswith(("skipped/", "failed"))}
+        unchanged = phase("unchanged refresh", "mode=refresh")
+        row.unchanged_statuses = unchanged.statuses
+        stored = stored_files(bench.snapshot("matrix"), "/")
+        row.stored = len(stored)
+        row.without_chunks = sum(1 for texts in stored.values() if not texts)
+        row.missing = sorted(reachable - set(stored))
+        row.covered = len(reachable & set(stored))
+        row.extra = sorted(set(stored) - reachable)
+
+        change = release(bench.site, seed=args.seed, main=ANY_BODY)
+        dir_indexes = sorted(
+            str(p.relative_to(bench.site)) for p in bench.site.rglob("index.html") if p.parent != bench.site
+        )
+        dir_indexes = [p for p in dir_indexes if p in reachable]
+        deleted_index = random.Random(args.seed).choice(dir_indexes) if dir_indexes else None
+        if deleted_index:
+            (bench.site / deleted_index).unlink()
+        row.release = f"{len(change.edited)} edited, {len(change.deleted)} deleted, {len(change.added)} added" + (
+            f", {deleted_index} deleted" if deleted_index else ", no directory index to delete"
+        )
+        phase("release refresh", "mode=refresh", "prune=orphans")
+        after = stored_files(bench.snapshot("matrix"), "/")
+        phase("fresh re-index", f"url={root}", library="matrix-check")
+        fresh = stored_files(bench.snapshot("matrix-check"), "/")
+        row.equivalent = after == fresh
+        if not row.equivalent:
+            only_fresh, only_refresh = sorted(set(fresh) - set(after)), sorted(set(after) - set(fresh))
+            differ = sorted(p for p in set(after) & set(fresh) if after[p] != fresh[p])
+            row.differences = [
+                f"only in the re-index: {len(only_fresh)} {only_fresh[:5]}",
+                f"only in the refresh: {len(only_refresh)} {only_refresh[:5]}",
+                f"chunks differ: {len(differ)} {differ[:5]}",
+            ]
+        now = time.time()
+        for path in bench.site.rglob("*"):
+            if path.is_file():
+                os.utime(path, (now + 5, now + 5))
+        phase("touch refresh", "mode=refresh")
+    except Exception as exc:  # noqa: BLE001 - one corpus failing is a row, not the end of the matrix
+        row.error = f"{type(exc).__name__}: {exc}"
+    finally:
+        bench.teardown()
+        if bench.pg is not None:
+            bench.pg.cleanup()
+    return row
+
+
+# --- report -------------------------------------------------------------------------------------------------------
+
+
+def render(rows: list[Row]) -> str:
+    lines = [
+        "# docsbot corpus matrix",
+        "",
+        "| corpus | generator | embedder | reachable HTML | stored | coverage | without chunks | refresh ≡ re-index "
+        "| unchanged refresh statuses | exit codes | wall s (index / refresh / release refresh / re-index) |",
+        "|---|---|---|---:|---:|---:|---:|---|---|---|---|",
+    ]
+    for r in rows:
+        if r.error and not r.reachable:
+            lines.append(f"| {r.corpus} | {r.generator} | | | | | | | | | {r.error} |")
+            continue
+        walls = " / ".join(
+            str(r.walls.get(k, "–")) for k in ("full index", "unchanged refresh", "release refresh", "fresh re-index")
+        )
+        codes = ", ".join(f"{v}" for v in r.exit_codes.values())
+        equivalent = {True: "holds", False: "**BROKEN**", None: "–"}[r.equivalent]
+        lines.append(
+            f"| {r.corpus} | {r.generator} | {r.embedder} | {r.reachable} | {r.stored} | {100 * r.coverage:.1f}% "
+            f"| {r.without_chunks} | {equivalent} | "
+            + ", ".join(f"{k}: {v}" for k, v in r.unchanged_statuses.items())
+            + f" | {codes} | {walls} |"
+        )
+    lines.append("")
+    for r in rows:
+        notes = []
+        if r.missing:
+            notes.append(f"reachable but not stored ({len(r.missing)}): {', '.join(r.missing[:8])}")
+        if r.extra:
+            notes.append(f"stored but not reached by the walk ({len(r.extra)}): {', '.join(r.extra[:8])}")
+        if r.skipped:
+            notes.append("full index skipped/failed: " + ", ".join(f"{k} {v}" for k, v in sorted(r.skipped.items())))
+        if r.walk_other:
+            notes.append("walk, not HTML: " + ", ".join(f"{k} {v}" for k, v in sorted(r.walk_other.items())))
+        if r.release:
+            notes.append(f"release: {r.release}")
+        notes += r.differences
+        if r.error:
+            notes.append(f"error: {r.error}")
+        if notes:
+            lines.append(f"- **{r.corpus}**: " + "; ".join(notes))
+    return "\n".join(lines) + "\n"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("corpora", nargs="*", help=f"names to run (default all: {', '.join(c.name for c in CORPORA)})")
+    parser.add_argument("--workdir", default=str(ROOT / ".build/matrix"))
+    parser.add_argument("--port", type=int, default=0, help="first port, one per corpus (default: free ports)")
+    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--model-limit", type=int, default=2000, help="above this many pages: hashing embedder")
+    parser.add_argument("--no-install", action="store_true", help="skip corpora whose package is not installed")
+    parser.add_argument("--report", default=str(ROOT / ".build/matrix/MATRIX.md"))
+    args = parser.parse_args()
+    chosen = [c for c in CORPORA if not args.corpora or c.name in args.corpora]
+    unknown = set(args.corpora) - {c.name for c in CORPORA}
+    if unknown:
+        parser.error(f"unknown corpora: {', '.join(sorted(unknown))}")
+    rows = []
+    report = Path(args.report)
+    report.parent.mkdir(parents=True, exist_ok=True)
+    for i, corpus in enumerate(chosen):
+        rows.append(run_corpus(corpus, args, args.port + i if args.port else free_port()))
+        text = render(rows)
+        report.write_text(text)
+        report.with_suffix(".json").write_text(
+            json.dumps([asdict(r) | {"coverage": r.coverage} for r in rows], indent=1)
+        )
+        print(text, flush=True)
+    ok = all(not r.error and r.coverage >= 0.99 and r.equivalent for r in rows)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
