@@ -20,7 +20,7 @@ VERSION ?= 3.11
 ARGS ?=
 Q ?= create a task with asyncio
 
-.PHONY: install model chromium shub docs-server index refresh search status test lint bench matrix clean
+.PHONY: install model chromium shub corpora docs-server index refresh search status test lint bench matrix clean
 
 install: $(VENV)/.installed
 $(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
@@ -54,6 +54,16 @@ $(SHUB_VENV)/.installed: requirements-shub.txt
 	$(SHUB_VENV)/bin/pip install -q -r requirements-shub.txt
 	touch $@
 
+# Debian's documentation packages of the corpus matrix (bench/matrix.py: one per generator), installed once (root and
+# apt). tests/test_corpus.py indexes a slice of each; `make matrix` the whole trees.
+CORPORA := git-doc docbook-xsl-doc-html python3.11-doc cmake-doc libgtk-4-doc openjdk-17-doc rust-doc
+corpora:
+	@missing=$$(for p in $(CORPORA); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		command -v apt-get >/dev/null || { echo "install these Debian packages: $$missing" >&2; exit 1; }; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+
 docs-server:
 	DOCS_PORT=$(DOCS_PORT) scripts/serve_python_docs.sh
 
@@ -69,7 +79,7 @@ search: install model
 status: install
 	$(BIN)/docsbot status
 
-test: install model chromium shub
+test: install model chromium shub corpora
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 # The benchmark (BENCHMARKS.md): installs nginx and python3.11-doc if needed, about 15 minutes on 2 cores.
@@ -78,7 +88,7 @@ bench: install model docs-server
 
 # The corpus matrix (README "Corpus matrix"): Debian documentation packages, one per generator, served by nginx;
 # installs missing packages with apt-get. Hours on 2 cores for all; MATRIX_ARGS="git docbook-xsl" runs a few.
-matrix: install model
+matrix: install model corpora
 	$(BIN)/python bench/matrix.py $(MATRIX_ARGS)
 
 lint: install
