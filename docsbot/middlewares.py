@@ -27,6 +27,8 @@ from docsbot.run import index_context
 from docsbot.urls import InvalidURL, canonical_url
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from scrapy import Request
     from scrapy.crawler import Crawler
     from scrapy.http import Response
@@ -34,6 +36,8 @@ if TYPE_CHECKING:
     from scrapy.statscollectors import StatsCollector
 
     from docsbot.urls import Scope
+
+    Validators = tuple[str | None, str | None]
 
 __all__ = [
     "ConditionalRequestMiddleware",
@@ -71,23 +75,39 @@ class ConditionalRequestMiddleware:
     :class:`NotModified`. Stats: ``docsbot/conditional_requests``, ``docsbot/unchanged``,
     ``docsbot/unchanged/304``.
 
-    Validators are never sent to a redirect target: Scrapy copies headers when it follows a redirect, and the
-    old URL's ETag at the new URL could draw a false 304.
+    A redirect target never gets the validators of the URL that redirected: Scrapy copies headers when it follows
+    a redirect (``Location`` or ``<meta http-equiv="refresh">``), and the old URL's ETag at the new URL could draw
+    a false 304. Validators belong to the target resource (RFC 9110 §8.8): when the target is itself a stored
+    page, its *own* stored validators are sent (``stored_validators(url)``), so a root that redirects to the
+    real start page (``/`` → ``/en/stable/``, a meta-refresh ``index.html``) costs a 304 there, not a download.
     """
 
-    def __init__(self, stats: StatsCollector) -> None:
+    def __init__(
+        self, stats: StatsCollector, stored_validators: Callable[[str], Validators | None] | None = None
+    ) -> None:
         self.stats = stats
+        self.stored_validators = stored_validators
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ConditionalRequestMiddleware:
-        return cls(crawler.stats)
+        try:
+            context = index_context(crawler)
+        except NotConfigured:
+            return cls(crawler.stats)
+        return cls(crawler.stats, lambda url: context.ledger.validators_for(url))
 
     def process_request(self, request: Request, spider: object = None) -> None:
         if "redirect_urls" in request.meta:
             for header in _CONDITIONAL_HEADERS:
                 request.headers.pop(header, None)
-            return
-        validators = request.meta.get(VALIDATORS_META_KEY)
+            if self.stored_validators is None or not request.meta.get(PAGE_META_KEY):
+                return
+            try:
+                validators = self.stored_validators(canonical_url(request.url))
+            except InvalidURL:
+                return
+        else:
+            validators = request.meta.get(VALIDATORS_META_KEY)
         if not validators:
             return
         etag, last_modified = validators

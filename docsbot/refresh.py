@@ -208,6 +208,14 @@ class RefreshLedger:
                 out.append(PlannedRequest(url, depth, stored, render=render))
         return out
 
+    def validators_for(self, url: str) -> tuple[str | None, str | None] | None:
+        """What to send to ``url`` reached by a redirect: its own stored validators when it is a stored page
+        revalidated over plain HTTP in a refresh (never those of the URL that redirected), else ``None``."""
+        page = self.stored_page(url)
+        if not self.refresh or page is None or not (page.etag or page.last_modified) or self.render(url):
+            return None
+        return (page.etag, page.last_modified)
+
     def _recently_checked(self, page: StoredPage) -> bool:
         if self.min_recheck is None or page.last_checked_at is None or page_key(page.url) == page_key(self.root_url):
             return False
@@ -250,6 +258,18 @@ class RefreshLedger:
         if page is not None:
             self.checked.add(page.id)
         return page
+
+    def not_modified_after_redirect(self, origin: str, final: str) -> tuple[StoredPage | None, StoredPage | None]:
+        """A request for ``origin`` was redirected to ``final``, a stored page that answered 304 to its own
+        validators. Returns ``(page at final, retired)``: ``retired`` is ``origin``'s stored row if it had one
+        of its own, which now only redirects (deleted at the end of the run, like a redirect onto a stored page
+        that answered 200)."""
+        self.answered(origin)
+        page = self.not_modified(final)
+        origin_page = self.stored_page(origin)
+        if page is None or origin_page is None or origin_page.id == page.id:
+            return page, None
+        return page, origin_page
 
     def answered(self, url: str) -> None:
         """``url`` answered 200 (or 404/410, for the root: which stops the run)."""

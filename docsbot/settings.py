@@ -88,6 +88,11 @@ AUTOTHROTTLE_TARGET_CONCURRENCY = 8
 # an all-304 refresh of 538 pages here.
 CONCURRENT_ITEMS = 4
 DOWNLOAD_TIMEOUT = 30
+# Breadth-first: requests leave in the order the spider planned them (the root, then stored pages by depth, then
+# links as found), as Scrapy's FAQ describes; its default LIFO queues fetch the last-queued seed first, so on a
+# busy machine the root's own links came last.
+SCHEDULER_MEMORY_QUEUE = "scrapy.squeues.FifoMemoryQueue"
+SCHEDULER_DISK_QUEUE = "scrapy.squeues.PickleFifoDiskQueue"
 RETRY_TIMES = 2
 # A 429/503 asking for a pause (Retry-After) up to this many seconds is retried after it; a longer one is a failure.
 DOCSBOT_RETRY_AFTER_MAX = _env_number("DOCSBOT_RETRY_AFTER_MAX", "60", float)

@@ -211,7 +211,12 @@ class DocsSpider(scrapy.Spider):
         redirects = request.meta.get("redirect_urls")
         url = canonical_url(redirects[0] if redirects else request.url)
         if failure.check(NotModified):
-            page = ledger.not_modified(url)
+            if redirects:  # the redirect target is a stored page, revalidated with its own validators
+                page, retired = ledger.not_modified_after_redirect(url, canonical_url(request.url))
+                if retired is not None:
+                    yield PageGone(self.context.version.id, retired.id, retired.url, f"now {request.url}")
+            else:
+                page = ledger.not_modified(url)
         elif failure.check(OutOfScope) and redirects:
             logger.info("%s now redirects out of scope to %s", url, request.url)
             if ledger.is_root(url):

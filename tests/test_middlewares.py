@@ -136,3 +136,16 @@ def test_other_answers_to_a_rendered_page_pass_through(stats):
     ok = HtmlResponse(plain.url, status=200, body=b"<html></html>")
     assert mw.process_response(request, gone) is gone
     assert mw.process_response(plain, ok) is ok
+
+
+def test_a_redirect_to_a_stored_page_carries_that_pages_own_validators(stats):
+    own = {"http://h/docs/start.html": ('"start-etag"', LAST_MODIFIED)}
+    mw = ConditionalRequestMiddleware(stats, own.get)
+    hop = page_request("http://h/docs/start.html", redirect_urls=["http://h/docs/"])
+    hop.headers[b"If-None-Match"] = b'"the-old-urls-etag"'  # copied by Scrapy from the redirecting request
+    mw.process_request(hop)
+    assert hop.headers[b"If-None-Match"] == b'"start-etag"'
+    other = page_request("http://h/docs/elsewhere.html", redirect_urls=["http://h/docs/"])
+    other.headers[b"If-None-Match"] = b'"the-old-urls-etag"'
+    mw.process_request(other)
+    assert b"If-None-Match" not in other.headers and b"If-Modified-Since" not in other.headers

@@ -225,3 +225,16 @@ def test_rendered_pages_are_revalidated_over_http_first():
     assert refresh["http://h/docs/app.html"].render_after_200 and not refresh["http://h/docs/app.html"].render
     full = {p.url: p for p in RefreshLedger(ROOT, stored, refresh=False, render=render).seeds()}
     assert full["http://h/docs/app.html"].render and full["http://h/docs/app.html"].validators is None
+
+
+def test_a_redirect_target_that_is_stored_is_revalidated_with_its_own_validators():
+    stored = [page(1, "start.html", 0, ("http://h/docs/guide.html",)), page(2, "guide.html", 1)]
+    ledger = RefreshLedger(ROOT, stored)
+    assert ledger.validators_for("http://h/docs/start.html") == ('"e"', "Mon, 01 Jan 2024 00:00:00 GMT")
+    assert ledger.validators_for("http://h/docs/new.html") is None
+    assert RefreshLedger(ROOT, stored, refresh=False).validators_for("http://h/docs/start.html") is None
+    found, retired = ledger.not_modified_after_redirect(ROOT, "http://h/docs/start.html")
+    assert (found.id, retired, ledger.root_answered, ledger.checked) == (1, None, True, {1})
+    # a stored row that now only redirects to another stored page goes
+    found, retired = ledger.not_modified_after_redirect("http://h/docs/guide.html", "http://h/docs/start.html")
+    assert (found.id, retired.id) == (1, 2)

@@ -441,11 +441,11 @@ def test_a_stopped_crawl_deletes_nothing_and_exits_non_zero(crawl, docsite, db, 
         stderr=subprocess.PIPE,
         text=True,
     )
-    # Stop the crawl once the gone page has passed the item pipelines (Scrapy logs "Scraped from" then).
+    # Stop the crawl once the gone page has passed the item pipelines (docsbot's log formatter logs "Scraped URL").
     seen = []
     for line in proc.stderr:
         seen.append(line)
-        if "Scraped from <404" in line and "/docs/deep.html" in line:
+        if "Scraped http" in line and line.rstrip().endswith("/docs/deep.html"):
             break
     proc.send_signal(signal.SIGTERM)
     _, rest = proc.communicate(timeout=120)

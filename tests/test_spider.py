@@ -106,3 +106,23 @@ def test_a_deleted_directory_index_is_deleted_and_no_url_is_invented(crawl, docs
     assert site.statuses()["/docs/sub/index.html"] == [404]
     # the server's view: DocSite records a request for "/docs/sub/" as "/docs/sub/index.html"; only one came
     assert len(site.hits_for("/docs/sub/index.html")) == 1
+
+
+def test_a_root_that_redirects_costs_a_304_at_its_target(crawl, docsite, db):
+    # A root that redirects to the real start page (as "/" → "/en/stable/", or a meta-refresh index.html): the
+    # redirect hop carries the target's own stored validators (never the redirecting URL's), so an unchanged
+    # refresh downloads no page body at all.
+    site = docsite.site
+    start = docsite.site.pages["/docs/index.html"]
+    site.pages["/docs/start.html"] = start
+    site.redirects["/docs/index.html"] = (301, f"{docsite.url}/docs/start.html")
+    index(crawl, docsite)
+    assert "/docs/start.html" in pages(db) and "/docs/index.html" not in pages(db)
+    site.hits.clear()
+    refresh(crawl)
+    start_hits = site.hits_for("/docs/start.html")
+    assert start_hits and all(h.status == 304 and h.if_none_match == start.etag for h in start_hits)
+    assert all(h.status in (301, 304) for h in site.hits if h.path != "/robots.txt")
+    run = last_run(db)
+    assert run.get("modified", 0) == 0 and run.get("unchanged/same_content", 0) == 0
+    assert set(pages(db)) >= {"/docs/start.html", "/docs/guide.html", "/docs/api.html"}  # links still followed

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from docsbot.urls import InvalidURL, Scope, canonical_url
+from docsbot.urls import InvalidURL, Scope, canonical_url, is_download, page_key
 
 
 @pytest.mark.parametrize(
@@ -11,13 +11,43 @@ from docsbot.urls import InvalidURL, Scope, canonical_url
         ("http://Docs.Example.org:80/a/b.html#frag", "http://docs.example.org/a/b.html"),
         ("https://docs.example.org/a?b=2&a=1", "https://docs.example.org/a?a=1&b=2"),
         ("https://docs.example.org/a%7eb", "https://docs.example.org/a~b"),
-        ("https://docs.example.org/guide/index.html", "https://docs.example.org/guide/"),
-        ("https://docs.example.org/index.htm?x=1", "https://docs.example.org/?x=1"),
-        ("https://docs.example.org/guide/myindex.html", "https://docs.example.org/guide/myindex.html"),
+        # the path stays as the site wrote it: docsbot never invents a URL (page_key says which URLs are one page)
+        ("https://docs.example.org/guide/index.html", "https://docs.example.org/guide/index.html"),
+        ("https://docs.example.org/guide/", "https://docs.example.org/guide/"),
+        ("https://docs.example.org", "https://docs.example.org/"),
     ],
 )
 def test_canonical_url(url, expected):
     assert canonical_url(url) == expected
+
+
+@pytest.mark.parametrize(
+    ("url", "key"),
+    [
+        ("https://docs.example.org/guide/index.html", "https://docs.example.org/guide/"),
+        ("https://docs.example.org/guide/INDEX.HTM", "https://docs.example.org/guide/"),
+        ("https://docs.example.org/guide/", "https://docs.example.org/guide/"),
+        ("https://docs.example.org/guide/myindex.html", "https://docs.example.org/guide/myindex.html"),
+        ("https://docs.example.org/index.html?x=1", "https://docs.example.org/index.html?x=1"),
+    ],
+)
+def test_a_directory_and_its_index_page_are_one_page(url, key):
+    assert page_key(url) == key
+
+
+@pytest.mark.parametrize(
+    ("url", "download"),
+    [
+        ("http://h/docs/manual.pdf", True),
+        ("http://h/docs/archive.ZIP", True),
+        ("http://h/docs/logo.png", True),
+        ("http://h/docs/page.html", False),
+        ("http://h/docs/v1.2/", False),
+        ("http://h/docs/changes.txt", False),
+    ],
+)
+def test_links_to_files_scrapy_ignores_are_downloads(url, download):
+    assert is_download(url) is download
 
 
 def test_canonical_url_resolves_relative_links():
