@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import collections
 import datetime
+import json
 import os
 import platform
 import random
@@ -220,6 +221,18 @@ class Bench:
         cmd = [sys.executable, "-m", "docsbot.cli", "search", query, "--library", LIBRARY]
         return self.run(name, cmd, env=self.default_env, project=True)
 
+    def mcp_latency(self, calls: int) -> dict:
+        """Warm ``search_docs`` latency through the MCP client (bench/mcp_latency.py: ``docsbot mcp`` over stdio,
+        the index of the full-index phase); ``{}`` if it could not be measured (the reason is printed)."""
+        cmd = [sys.executable, str(ROOT / "bench/mcp_latency.py"), "--library", LIBRARY, "-n", str(calls)]
+        proc = subprocess.run(cmd, cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=1800)
+        if proc.returncode != 0:
+            print(f"  MCP latency not measured: {proc.stderr.strip().splitlines()[-1:]}", flush=True)
+            return {}
+        latency = json.loads(proc.stdout)
+        print(f"  MCP search_docs: p50 {latency['p50_ms']:.1f} ms, p95 {latency['p95_ms']:.1f} ms", flush=True)
+        return latency
+
     def stop_embedded_server(self) -> None:
         from docsbot import embedded_pg
 
@@ -300,6 +313,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--embedder", help="DOCSBOT_EMBEDDER override (the smoke test uses a hashing embedder)")
     parser.add_argument("--report", default=str(ROOT / "BENCHMARKS.md"))
+    parser.add_argument("--mcp-calls", type=int, default=200, help="timed warm search_docs calls through MCP")
     args = parser.parse_args()
 
     bench = Bench(args)
@@ -367,6 +381,7 @@ def measure(bench: Bench, args: argparse.Namespace) -> int:
         defaults.append(bench.docsbot(f"unchanged refresh, default #{i + 1}", "mode=refresh", default_path=True))
         default_304s.append(bench.bare(f"plain Scrapy all-304, default #{i + 1}", f"revalidate={validators}"))
     searches = [bench.search(f"docsbot search, default #{i + 1}", SEARCH_QUERY) for i in range(args.repeat)]
+    latency = bench.mcp_latency(args.mcp_calls)
     db_size = bench.db_size()
     _, raw_late = bench.embedding_throughput(args.embed_sample)
     print(f"  raw embedding again: {raw_late:.1f} chunks/s", flush=True)
@@ -399,6 +414,9 @@ def measure(bench: Bench, args: argparse.Namespace) -> int:
         ),
         ("full index chunks/s / raw embedding chunks/s", (full_chunks / full.wall) / raw_rate, ">= 0.85"),
         ("full index peak RSS (GiB)", full.rss / 2**30, "< 1.5"),
+        ("docsbot search, whole process, default (median s)", statistics.median(p.wall for p in searches), "<= 1"),
+        ("MCP search_docs, warm, p50 (ms)", latency.get("p50_ms", float("nan")), "<= 50"),
+        ("MCP search_docs, warm, p95 (ms)", latency.get("p95_ms", float("nan")), "<= 150"),
     ]
     report = render(
         bench,
