@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import sys
 from dataclasses import dataclass
 from datetime import datetime
 from importlib.resources import files
@@ -384,14 +385,24 @@ class PageStore:
         await self._pool.close()
 
     async def stored_pages(self, version_id: int) -> dict[str, StoredPage]:
-        """Every stored page of the version, keyed by URL (a few hundred bytes each)."""
+        """Every stored page of the version, keyed by URL.
+
+        A refresh holds these for the whole run. A page's links are mostly URLs other pages link too, so every URL
+        is kept once (``sys.intern``): memory grows with the number of distinct URLs plus 8 bytes per link, not
+        with the total text of all links (measured: 20,000 pages × 100 links, 221 MiB as loaded, 19 MiB interned;
+        about 100 MB for 100,000 such pages).
+        """
+        intern = sys.intern
         async with self._pool.connection() as conn, conn.cursor() as cur:
             await cur.execute(
                 "SELECT id, url, etag, last_modified, content_hash, depth, links, last_checked_at FROM pages "
                 "WHERE version_id = %s ORDER BY depth, id",
                 (version_id,),
             )
-            return {row[1]: StoredPage(*row[:6], tuple(row[6]), row[7]) async for row in cur}
+            return {
+                row[1]: StoredPage(row[0], intern(row[1]), *row[2:6], tuple(map(intern, row[6])), row[7])
+                async for row in cur
+            }
 
     async def stored_embeddings(self, embed_hashes: list[str]) -> dict[str, np.ndarray]:
         """Vectors already stored for these ``embed_hash`` keys (sha256 of model + embedded text), from any page

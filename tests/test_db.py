@@ -157,3 +157,27 @@ def test_search_vector_dimension_comes_from_the_query(conn, database_url):
     assert [h.content for h in db.search(conn, "coroutine", np.ones(768, dtype=np.float32), [version.id])] == [
         "asyncio create_task schedules a coroutine"
     ]
+
+
+def test_stored_pages_share_one_copy_of_each_linked_url(conn, database_url):
+    # A refresh holds every stored page's links for the whole run: a URL linked from many pages is kept once.
+    version = make_version(conn)
+    shared = "http://h/docs/" + "common-target-" * 3 + ".html"  # built at run time: not interned by the compiler
+    for name in ("a", "b"):
+        conn.execute(
+            "INSERT INTO pages (version_id, url, depth, links) VALUES (%s, %s, 1, %s)",
+            (version.id, f"http://h/docs/{name}.html", [shared, f"http://h/docs/{name}-own.html"]),
+        )
+
+    async def load():
+        store = db.PageStore(database_url, 1)
+        await store.open()
+        try:
+            return await store.stored_pages(version.id)
+        finally:
+            await store.close()
+
+    stored = asyncio.run(load())
+    a, b = stored["http://h/docs/a.html"], stored["http://h/docs/b.html"]
+    assert a.links[0] == b.links[0] == shared
+    assert a.links[0] is b.links[0]
