@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 import re
 import warnings
 from dataclasses import dataclass
@@ -346,8 +347,8 @@ class PageStore:
 
     async def _retrying(self, what: str, operation: Callable[[], Awaitable[Any]]) -> Any:
         """Run ``operation`` (one transaction at most), again after ``retry_delay``, 2×, 4×… seconds (capped at
-        ``retry_max_delay``) while it raises ``psycopg.OperationalError`` (``PoolTimeout`` included: a connection
-        could not be had in ``pool_timeout`` seconds), at most ``retries`` more times. Each attempt is its own
+        ``retry_max_delay``, each ±50% at random) while it raises ``psycopg.OperationalError`` (``PoolTimeout``
+        included: a connection could not be had in ``pool_timeout`` seconds), at most ``retries`` more times. Each attempt is its own
         transaction, so a failed attempt wrote nothing; every operation retried here is idempotent (an upsert
         keyed by URL or page id, then its chunks replaced), so an attempt whose COMMIT was lost in transit is
         harmless to repeat. Raises :class:`StoreUnavailable` once the retries are spent; a closed pool
@@ -362,8 +363,10 @@ class PageStore:
                 error = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
                 if attempt == self.retries:
                     raise StoreUnavailable(f"{what}: {error} (gave up after {attempt + 1} attempts)") from exc
-                logger.warning("%s: %s; retrying in %.1f s", what, error, delay)
-                await asyncio.sleep(delay)
+                # Jitter (±50%): pages that timed out together do not all come back at the same moment.
+                wait = delay * random.uniform(0.5, 1.5)
+                logger.warning("%s: %s; retrying in %.1f s", what, error, wait)
+                await asyncio.sleep(wait)
                 delay = min(delay * 2, self.retry_max_delay)
         raise AssertionError("unreachable")
 
