@@ -349,10 +349,10 @@ class PageStore:
         """Run ``operation`` (one transaction at most), again after ``retry_delay``, 2×, 4×… seconds (capped at
         ``retry_max_delay``, each ±50% at random) while it raises ``psycopg.OperationalError`` (``PoolTimeout``
         included: a connection could not be had in ``pool_timeout`` seconds), at most ``retries`` more times.
-        Each attempt is its own transaction, so a failed attempt wrote nothing; every operation retried here is idempotent (an upsert
-        keyed by URL or page id, then its chunks replaced), so an attempt whose COMMIT was lost in transit is
-        harmless to repeat. Raises :class:`StoreUnavailable` once the retries are spent; a closed pool
-        (``PoolClosed``: the run is shutting down) is not retried."""
+        Each attempt is its own transaction, so a failed attempt wrote nothing; every operation retried here is
+        idempotent (an upsert keyed by URL or page id, then its chunks replaced), so an attempt whose COMMIT was
+        lost in transit is harmless to repeat. Raises :class:`StoreUnavailable` once the retries are spent; a
+        closed pool (``PoolClosed``: the run is shutting down) is not retried."""
         delay = self.retry_delay
         for attempt in range(self.retries + 1):
             try:
