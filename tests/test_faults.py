@@ -279,10 +279,10 @@ def test_database_stopped_and_restarted_mid_crawl_counts_failures_and_the_next_r
         assert all("not stored: storing http" in line and len(line) < 600 for line in dropped), dropped[:3]
         assert "fetched page(s) could not be stored" in stderr
 
-        result = subprocess.run(
+        result = subprocess.run(  # the database is healthy again: default pool timeout and retries
             [sys.executable, "-m", "scrapy", "crawl", "docs", "-a", "library=testdocs", "-a", "version=1.0"],
             cwd=ROOT,
-            env=env,
+            env=crawl_env(url, tmp_path),
             capture_output=True,
             text=True,
             timeout=300,
