@@ -246,7 +246,7 @@ def test_database_stopped_and_restarted_mid_crawl_counts_failures_and_the_next_r
     url = private_pg.get_uri()
     N = 60  # 0.4 s per page, two at a time: the crawl goes on for seconds after the restart
     site = fault_site(N, slow=0.4)
-    env = crawl_env(url, tmp_path, DOCSBOT_DB_RETRIES="2", DOCSBOT_DB_RETRY_DELAY="0.2", DOCSBOT_DB_POOL_TIMEOUT="0.3")
+    env = crawl_env(url, tmp_path, DOCSBOT_DB_RETRIES="1", DOCSBOT_DB_RETRY_DELAY="0.1", DOCSBOT_DB_POOL_TIMEOUT="0.2")
     log = tmp_path / "index.log"
     with DocSiteServer(site) as server:
         proc = start_crawl(
@@ -260,7 +260,7 @@ def test_database_stopped_and_restarted_mid_crawl_counts_failures_and_the_next_r
         try:
             wait_for(lambda: stored_count(url) >= 6)
             private_pg._stop()  # pg_ctl stop (fast): sessions are cut, new connections refused
-            time.sleep(5)  # longer than a page waits: reuse lookup and store, 1.5 s each
+            time.sleep(8)  # far longer than a page may wait: reuse lookup and store, about 0.5 s each
             private_pg.ensure_postgres_running()
             code = proc.wait(timeout=180)
         finally:
