@@ -202,9 +202,10 @@ def private_pg():
 
 
 def test_a_full_index_with_both_cores_saturated_stores_every_page(crawl, db):
-    """Proves: with every core busy in other processes and a starved connection pool (one connection, a page may
-    wait 0.5 s for it), no page is lost: waits for the database are retried with backoff, every page is stored
-    whole, and the run reports 0 failed. (Seen: 12 of 526 pages dropped on PoolTimeout, run reported as fine.)"""
+    """Proves: with every core busy in other processes and a starved connection pool (one connection for every
+    page, a page holding its turn may wait 0.5 s for it), no page is lost: pages take turns for the connection
+    without a time limit, anything that still times out is retried with backoff, every page is stored whole, and
+    the run reports 0 failed. (Seen: 12 of 526 pages dropped on PoolTimeout, run reported as fine.)"""
     busy = [
         subprocess.Popen(
             [sys.executable, "-c", "import time\nend = time.monotonic() + 150\nwhile time.monotonic() < end: pass"]
