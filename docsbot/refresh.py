@@ -49,7 +49,8 @@ __all__ = [
     "content_unchanged",
 ]
 
-GONE_STATUSES = frozenset({404, 410})  # RFC 9110 §15.5.5 and §15.5.11: the only answers that delete a page
+# RFC 9110 §15.5.5 and §15.5.11: the answers that delete a page by default (DOCSBOT_GONE_STATUSES may add 403)
+GONE_STATUSES = frozenset({404, 410})
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from scrapy.exceptions import NotConfigured
 from docsbot import db
 from docsbot.arguments import CrawlArguments, CrawlSettings, SpiderArgumentError
 from docsbot.embedding import load_embedder
-from docsbot.refresh import DeletionPlan, RefreshLedger
+from docsbot.refresh import GONE_STATUSES, DeletionPlan, RefreshLedger
 from docsbot.render import RenderPolicy, enable_rendering
 from docsbot.urls import Scope
 
@@ -57,6 +57,7 @@ class IndexContext:
     render: RenderPolicy
     render_wait_until: str
     label: str
+    gone_statuses: frozenset[int] = GONE_STATUSES
     ledger: RefreshLedger = field(init=False)
     run_id: int | None = None
 
@@ -67,6 +68,18 @@ class IndexContext:
     @property
     def refresh(self) -> bool:
         return self.args.mode == "refresh"
+
+
+def _gone_statuses(values: list[Any]) -> frozenset[int]:
+    """``DOCSBOT_GONE_STATUSES`` (a list, or ``-s DOCSBOT_GONE_STATUSES=403,404,410``) as status codes; only 4xx
+    answers can mean "gone" (a 5xx or a timeout never deletes). Raises :class:`SpiderArgumentError`."""
+    try:
+        codes = frozenset(int(v) for v in values)
+    except (TypeError, ValueError):
+        raise SpiderArgumentError(f"DOCSBOT_GONE_STATUSES must be status codes, got {values!r}") from None
+    if not codes or any(not 400 <= code < 500 or code in (408, 429) for code in codes):
+        raise SpiderArgumentError(f"DOCSBOT_GONE_STATUSES must be 4xx codes other than 408 and 429, got {values!r}")
+    return codes
 
 
 def index_context(crawler: Crawler) -> IndexContext:
@@ -130,6 +143,11 @@ class IndexRun:
                 if existing is None:
                     self._lock = db.lock_version(dsn, version)
             db.bind_model(conn, version, embedder.name, lambda: embedder.dim)
+        gone = _gone_statuses(settings.getlist("DOCSBOT_GONE_STATUSES", sorted(GONE_STATUSES)))
+        # The gone answers must reach the spider: Scrapy's HttpErrorMiddleware (built after this extension, while
+        # settings are still open) drops other non-2xx responses.
+        allowed = set(settings.getlist("HTTPERROR_ALLOWED_CODES")) | gone
+        settings.set("HTTPERROR_ALLOWED_CODES", sorted(int(code) for code in allowed), priority="spider")
         context = IndexContext(
             version=version,
             args=args,
@@ -140,6 +158,7 @@ class IndexRun:
             render=render,
             render_wait_until=settings.get("DOCSBOT_RENDER_WAIT_UNTIL"),
             label=db.version_label(version.library, version.name),
+            gone_statuses=gone,
         )
         logger.info(
             "%s of %s from %s (scope %s%s, max_depth=%s, max_pages=%s, prune=%s, render=%s)",

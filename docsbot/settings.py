@@ -120,7 +120,13 @@ PLAYWRIGHT_ABORT_REQUEST = "docsbot.render.abort_request"
 # never more than this share of the version's pages unless given -a allow_mass_delete=1.
 DOCSBOT_MASS_DELETE_SHARE = _env_number("DOCSBOT_MASS_DELETE_SHARE", "0.25", float)
 # Pages that are gone must reach the spider so they can be deleted; everything else non-2xx is a failure.
-HTTPERROR_ALLOWED_CODES = [404, 410]
+# Answers that mean "this page is gone": 404 and 410 (RFC 9110 §15.5.5, §15.5.11). A static file server without
+# directory listings answers 403 for a directory whose index.html was deleted (nginx, Apache): add 403 for such a
+# site ("403,404,410") to have those pages deleted too; by default a 403 keeps the stored page.
+DOCSBOT_GONE_STATUSES = [
+    int(code) for code in os.environ.get("DOCSBOT_GONE_STATUSES", "404,410").replace(" ", "").split(",") if code
+]
+HTTPERROR_ALLOWED_CODES = DOCSBOT_GONE_STATUSES
 # The spider keeps each page's depth itself (stored pages keep their stored depth; see docsbot/refresh.py), so
 # Scrapy's DepthMiddleware, which would overwrite it with parent + 1, is off.
 SPIDER_MIDDLEWARES = {"scrapy.spidermiddlewares.depth.DepthMiddleware": None}

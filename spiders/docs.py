@@ -39,7 +39,6 @@ from docsbot.middlewares import (
     RobotsTxtMiddleware,
     render_meta,
 )
-from docsbot.refresh import GONE_STATUSES
 from docsbot.run import index_context
 from docsbot.urls import InvalidURL, canonical_url, is_download, page_key
 from docsbot.workers import ExtractionPool, ExtractionWorkerDied
@@ -136,7 +135,7 @@ class DocsSpider(scrapy.Spider):
         url = canonical_url(response.url)
         redirects = response.meta.get("redirect_urls")
         origin = canonical_url(redirects[0]) if redirects else url
-        if response.status in GONE_STATUSES:
+        if response.status in context.gone_statuses:
             if ledger.is_root(origin):
                 self._abort_root(f"{response.status} at {response.url}")
             page = ledger.stored_page(origin)

@@ -126,3 +126,23 @@ def test_a_root_that_redirects_costs_a_304_at_its_target(crawl, docsite, db):
     run = last_run(db)
     assert run.get("modified", 0) == 0 and run.get("unchanged/same_content", 0) == 0
     assert set(pages(db)) >= {"/docs/start.html", "/docs/guide.html", "/docs/api.html"}  # links still followed
+
+
+def test_a_403_keeps_the_page_unless_the_site_says_403_means_gone(crawl, docsite, db):
+    # nginx without directory listings: the site links "sub", which redirects to "sub/"; once sub/index.html is
+    # deleted, "sub/" answers 403. By default (RFC 9110: only 404/410 are definitive) the page is kept and the run
+    # counts a failure; DOCSBOT_GONE_STATUSES=403,404,410 tells docsbot that this site's 403 means gone.
+    site = docsite.site
+    site.put("/docs/sub/index.html", html_page("Sub", "<p>A directory index page.</p>", ["../guide.html"]))
+    site.redirects["/docs/sub"] = (301, f"{docsite.url}/docs/sub/")
+    site.put("/docs/index.html", html_page("Welcome", "<p>Home.</p>", ["guide.html", "api.html", "sub"]))
+    index(crawl, docsite)
+    assert "/docs/sub/index.html" in pages(db)  # stored under the redirect's final URL, ".../sub/"
+    del site.pages["/docs/sub/index.html"]
+    site.failing["/docs/sub/index.html"] = 403  # the test server maps "sub/" to "sub/index.html"
+    refresh(crawl)
+    assert "/docs/sub/index.html" in pages(db)
+    assert last_run(db)["failed"] >= 1
+    refresh(crawl, settings={"DOCSBOT_GONE_STATUSES": "403,404,410"})
+    assert "/docs/sub/index.html" not in pages(db)
+    assert last_run(db)["deleted"] == 1
