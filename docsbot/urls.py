@@ -52,13 +52,17 @@ def page_key(url: str) -> str:
     return _INDEX_PAGE.sub("/", url) if "?" not in url else url
 
 
-# Links to these are files, not pages: Scrapy's own list (archives, images, audio, video, office documents...).
-_DOWNLOAD_EXTENSIONS = frozenset(f".{ext}" for ext in IGNORED_EXTENSIONS)
+# Links to these are files, not pages: Scrapy's own list (archives, images, audio, video, office documents...),
+# plus the plain-text sources documentation generators publish beside their HTML (Sphinx's "Show Source" links to
+# _sources/*.rst.txt, half of the requests on a Sphinx site; raw Markdown, reStructuredText, notebooks).
+_SOURCE_EXTENSIONS = ("txt", "rst", "md", "markdown", "ipynb")
+_DOWNLOAD_EXTENSIONS = frozenset(f".{ext}" for ext in (*IGNORED_EXTENSIONS, *_SOURCE_EXTENSIONS))
 
 
 def is_download(url: str) -> bool:
     """Whether ``url``'s path ends with an extension Scrapy's link extractors ignore
-    (``scrapy.linkextractors.IGNORED_EXTENSIONS``: ``.zip``, ``.png``, ``.pdf``...): a file, not a page."""
+    (``scrapy.linkextractors.IGNORED_EXTENSIONS``: ``.zip``, ``.png``, ``.pdf``...) or a plain-text source's
+    (``.txt``, ``.rst``, ``.md``, ``.ipynb``): a file, not a page."""
     path = urlsplit(url).path.lower()
     dot = path.rfind(".")
     return dot > path.rfind("/") and path[dot:] in _DOWNLOAD_EXTENSIONS

@@ -272,7 +272,7 @@ def test_the_sitemap_robots_txt_names_is_used(crawl, docsite, db):
 def test_non_html_and_oversized_pages_are_skipped_with_a_reason(crawl, docsite, db):
     site = docsite.site
     site.put("/docs/manual.pdf", "%PDF-1.4 not really", "application/pdf")
-    site.put("/docs/changes.txt", "plain text, not a page", "text/plain")
+    site.put("/docs/changes", "plain text, not a page", "text/plain")
     site.put("/docs/huge.html", html_page("Huge", "<p>" + "x" * 200_000 + "</p>"))
     site.put("/docs/empty.html", "")
     latin1 = html_page("Café", "<p>Crème brûlée.</p>").replace("—", "-")
@@ -283,7 +283,7 @@ def test_non_html_and_oversized_pages_are_skipped_with_a_reason(crawl, docsite, 
         html_page(
             "Welcome",
             "<p>Home.</p>",
-            ["manual.pdf", "changes.txt", "huge.html", "empty.html", "latin1.html", "broken.html", "guide.html"],
+            ["manual.pdf", "changes", "huge.html", "empty.html", "latin1.html", "broken.html", "guide.html"],
         ),
     )
     result = crawl(
@@ -294,7 +294,7 @@ def test_non_html_and_oversized_pages_are_skipped_with_a_reason(crawl, docsite, 
     )
     assert result.returncode == 0, result.stderr[-2000:]
     stored = pages(db)
-    assert not {"/docs/manual.pdf", "/docs/changes.txt", "/docs/huge.html", "/docs/empty.html"} & set(stored)
+    assert not {"/docs/manual.pdf", "/docs/changes", "/docs/huge.html", "/docs/empty.html"} & set(stored)
     # a link to a file type Scrapy's link extractors ignore (scrapy.linkextractors.IGNORED_EXTENSIONS) is not fetched
     assert "/docs/manual.pdf" not in site.statuses()
     assert "Crème brûlée." in "".join(c for _, c in chunks(db)["/docs/latin1.html"])

@@ -43,7 +43,9 @@ def test_a_directory_and_its_index_page_are_one_page(url, key):
         ("http://h/docs/logo.png", True),
         ("http://h/docs/page.html", False),
         ("http://h/docs/v1.2/", False),
-        ("http://h/docs/changes.txt", False),
+        ("http://h/docs/_sources/library/os.rst.txt", True),  # Sphinx's "Show Source"
+        ("http://h/docs/README.md", True),
+        ("http://h/docs/changes", False),
     ],
 )
 def test_links_to_files_scrapy_ignores_are_downloads(url, download):
