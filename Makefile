@@ -20,7 +20,7 @@ VERSION ?= 3.11
 ARGS ?=
 Q ?= create a task with asyncio
 
-.PHONY: install model chromium shub docs-server index refresh search status test lint bench clean
+.PHONY: install model chromium shub docs-server index refresh search status test lint bench eval clean
 
 install: $(VENV)/.installed
 $(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
@@ -75,6 +75,15 @@ test: install model chromium shub
 # The benchmark (BENCHMARKS.md): installs nginx and python3.11-doc if needed, about 15 minutes on 2 cores.
 bench: install model docs-server
 	$(BIN)/python bench/run.py $(BENCH_ARGS)
+
+# Search quality (eval/run.py): docsbot vs a page-level BM25 baseline on the Python 3.11 and CMake 3.25 docs
+# (Debian's python3.11-doc and cmake-doc, served by nginx); indexes a corpus first if it is not indexed yet
+# (DATABASE_URL, or the embedded server). EVAL_ARGS="--write" puts the table into BENCHMARKS.md and README.md.
+CMAKE_DOCS_PORT ?= 8325
+EVAL_ARGS ?=
+eval: install model docs-server
+	DOCS_PORT=$(CMAKE_DOCS_PORT) DOCS_ROOT=/usr/share/doc/cmake-data/html DOCS_PACKAGE=cmake-doc scripts/serve_python_docs.sh
+	$(BIN)/python eval/run.py --index-missing $(EVAL_ARGS)
 
 lint: install
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .

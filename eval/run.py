@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
+import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -41,12 +43,27 @@ class Corpus:
     version: str
     root: Path  # where the Debian package installs the HTML
     package: str
+    url: str  # where `make eval` serves it (scripts/serve_python_docs.sh)
 
 
 CORPORA = {
-    "python": Corpus("python", "python", "3.11", Path("/usr/share/doc/python3.11/html"), "python3.11-doc"),
-    "cmake": Corpus("cmake", "cmake", "3.25", Path("/usr/share/doc/cmake-data/html"), "cmake-doc"),
-}
+    "python": Corpus(
+        "python", "python", "3.11", Path("/usr/share/doc/python3.11/html"), "python3.11-doc",
+        os.environ.get("EVAL_PYTHON_URL", "http://127.0.0.1:8311/index.html"),
+    ),
+    "cmake": Corpus(
+        "cmake", "cmake", "3.25", Path("/usr/share/doc/cmake-data/html"), "cmake-doc",
+        os.environ.get("EVAL_CMAKE_URL", "http://127.0.0.1:8325/index.html"),
+    ),
+}  # fmt: skip
+
+
+def index_corpus(corpus: Corpus) -> None:
+    """``scrapy crawl docs`` of the corpus into the same database (a full index: minutes with the real model)."""
+    print(f"indexing {corpus.library}@{corpus.version} from {corpus.url}", file=sys.stderr)
+    args = ["-a", f"url={corpus.url}", "-a", f"library={corpus.library}", "-a", f"version={corpus.version}"]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    subprocess.run([sys.executable, "-m", "scrapy", "crawl", "docs", *args], cwd=REPO, env=env, check=True)
 
 
 def load_queries(corpus: str) -> list[dict[str, Any]]:
@@ -205,6 +222,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--misses", choices=(*KINDS, "all"), help="print docsbot's misses of this kind")
     parser.add_argument("--param", action="append", default=[], help="NAME=VALUE passed to Searcher.search")
     parser.add_argument("--json", type=Path, help="also write the results as JSON here")
+    parser.add_argument("--index-missing", action="store_true", help="index a corpus that is not indexed yet")
     args = parser.parse_args(argv)
     params = {}
     for item in args.param:
@@ -219,12 +237,18 @@ def main(argv: list[str]) -> int:
 
     settings = get_project_settings()
     dsn = db.resolve_dsn(settings)
+    names = args.corpus or list(CORPORA)
+    if args.index_missing:
+        with db.connect(dsn) as conn:
+            missing = [n for n in names if db.find_version(conn, CORPORA[n].library, CORPORA[n].version) is None]
+        for name in missing:
+            index_corpus(CORPORA[name])
     embedder = load_embedder(settings)
     results = []
     with Searcher(dsn, embedder) as searcher:
         searcher.tuning.update(params)
         searcher.search("warm up", limit=1)
-        for name in args.corpus or list(CORPORA):
+        for name in names:
             res = evaluate(CORPORA[name], searcher, params, args.misses)
             if not res:
                 print(f"{name}: not indexed (make eval-index), skipped", file=sys.stderr)
