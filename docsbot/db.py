@@ -467,13 +467,16 @@ SEARCH_DEFAULTS: dict[str, Any] = {
 }
 
 _SEARCH = """
-WITH vec AS (
-    SELECT id, row_number() OVER (ORDER BY distance, id) AS rank FROM (
-        SELECT d.id, d.embedding::vector({dim}) <=> %(vector)s::vector({dim}) AS distance
-        FROM documents d JOIN pages p ON p.id = d.page_id
-        WHERE p.version_id = ANY(%(versions)s) AND vector_dims(d.embedding) = {dim}
-        ORDER BY distance LIMIT %(candidates)s
-    ) nearest
+WITH nearest AS MATERIALIZED (
+    -- ORDER BY + LIMIT straight over the HNSW scan (the version is a filter, not a join, so the iterative scan
+    -- stops after `candidates` rows); relaxed order, re-sorted below (pgvector's advice).
+    SELECT d.id, d.embedding::vector({dim}) <=> %(vector)s::vector({dim}) AS distance
+    FROM documents d
+    WHERE d.page_id = ANY(ARRAY(SELECT id FROM pages WHERE version_id = ANY(%(versions)s)))
+      AND vector_dims(d.embedding) = {dim}
+    ORDER BY distance LIMIT %(candidates)s
+), vec AS (
+    SELECT id, row_number() OVER (ORDER BY distance, id) AS rank FROM nearest
 ), qterms AS (
     SELECT term, sum(tf)::float8 AS qtf FROM docsbot_terms(%(text)s) GROUP BY term
 ), stats AS (
