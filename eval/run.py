@@ -143,10 +143,13 @@ def evaluate(corpus: Corpus, searcher: Any, params: dict[str, Any], misses: str 
             return {}
         pages = [u for (u,) in conn.execute("SELECT url FROM pages WHERE version_id = %s", (version.id,))]
     base = version.root_url.rsplit("/", 1)[0] + "/"
-    queries = load_queries(corpus.name)
     started = time.perf_counter()
     baseline = Baseline(pages, corpus.root, base)
     baseline_build = time.perf_counter() - started
+    # A query none of whose targets is stored (a page the crawl did not reach) is left out, and counted.
+    stored = set(baseline.paths)
+    queries = [q for q in load_queries(corpus.name) if stored & set(q["targets"])]
+    skipped = len(load_queries(corpus.name)) - len(queries)
     rows: dict[tuple[str, str], list[tuple[float, float, float]]] = {}
     latencies: list[float] = []
     for q in queries:
@@ -173,6 +176,7 @@ def evaluate(corpus: Corpus, searcher: Any, params: dict[str, Any], misses: str 
         "corpus": corpus.name,
         "pages": len(baseline.paths),
         "queries": len(queries),
+        "skipped": skipped,
         "table": table,
         "latency_ms": {"p50": percentile(latencies, 50), "p95": percentile(latencies, 95)},
         "baseline_build_s": baseline_build,
@@ -198,7 +202,9 @@ def render(results: list[dict[str, Any]]) -> str:
     for res in results:
         lat = res["latency_ms"]
         lines.append(
-            f"- {res['corpus']}: {res['pages']} pages, {res['queries']} queries; `Searcher.search` in-process "
+            f"- {res['corpus']}: {res['pages']} pages, {res['queries']} queries"
+            + (f" ({res['skipped']} left out: no target page stored)" if res["skipped"] else "")
+            + "; `Searcher.search` in-process "
             f"p50 {lat['p50']:.0f} ms, p95 {lat['p95']:.0f} ms (query embedding included)."
         )
     return "\n".join(lines)
