@@ -134,7 +134,40 @@ def percentile(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1]
 
 
-def evaluate(corpus: Corpus, searcher: Any, params: dict[str, Any], misses: str | None) -> dict[str, Any]:
+class CachedBaseline:
+    """The baseline's rankings, stored in ``cache`` (JSON) per corpus and set of stored pages, for quick
+    re-runs while tuning docsbot (the baseline does not change with docsbot's ranking)."""
+
+    def __init__(self, cache: Path, corpus: Corpus, pages: list[str], base: str) -> None:
+        import hashlib
+
+        self.cache = cache
+        self.key = corpus.name + ":" + hashlib.sha256("\n".join(sorted(pages)).encode()).hexdigest()[:16]
+        self.data = json.loads(cache.read_text()) if cache.is_file() else {}
+        self.rankings: dict[str, list[str]] = self.data.get(self.key, {}).get("rankings", {})
+        stored = self.data.get(self.key, {}).get("paths")
+        self._live: Baseline | None = None
+        self._args = (pages, corpus.root, base)
+        if stored is None:
+            self._live = Baseline(*self._args)
+            stored = self._live.paths
+        self.paths: list[str] = stored
+
+    def search(self, query: str) -> list[str]:
+        if query not in self.rankings:
+            if self._live is None:
+                self._live = Baseline(*self._args)
+            self.rankings[query] = self._live.search(query)
+        return self.rankings[query]
+
+    def save(self) -> None:
+        self.data[self.key] = {"paths": self.paths, "rankings": self.rankings}
+        self.cache.write_text(json.dumps(self.data))
+
+
+def evaluate(
+    corpus: Corpus, searcher: Any, params: dict[str, Any], misses: str | None, cache: Path | None = None
+) -> dict[str, Any]:
     from docsbot import db
 
     with searcher._pool.connection() as conn:
@@ -144,7 +177,7 @@ def evaluate(corpus: Corpus, searcher: Any, params: dict[str, Any], misses: str 
         pages = [u for (u,) in conn.execute("SELECT url FROM pages WHERE version_id = %s", (version.id,))]
     base = version.root_url.rsplit("/", 1)[0] + "/"
     started = time.perf_counter()
-    baseline = Baseline(pages, corpus.root, base)
+    baseline: Any = CachedBaseline(cache, corpus, pages, base) if cache else Baseline(pages, corpus.root, base)
     baseline_build = time.perf_counter() - started
     # A query none of whose targets is stored (a page the crawl did not reach) is left out, and counted.
     stored = set(baseline.paths)
@@ -164,6 +197,8 @@ def evaluate(corpus: Corpus, searcher: Any, params: dict[str, Any], misses: str 
         if misses in (q["kind"], "all") and m[2] < 1.0:
             print(f"MISS [{q['kind']}] {q['query']!r} want {q['targets']}")
             print(f"   docsbot {ranked_d[:5]}\n   bm25    {ranked_b[:5]}")
+    if cache:
+        baseline.save()
     table = {}
     for (system, kind), values in rows.items():
         table.setdefault(kind, {})[system] = {
@@ -228,6 +263,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--misses", choices=(*KINDS, "all"), help="print docsbot's misses of this kind")
     parser.add_argument("--param", action="append", default=[], help="NAME=VALUE passed to Searcher.search")
     parser.add_argument("--json", type=Path, help="also write the results as JSON here")
+    parser.add_argument("--baseline-cache", type=Path, help="reuse the baseline's rankings from this JSON file")
     parser.add_argument("--index-missing", action="store_true", help="index a corpus that is not indexed yet")
     args = parser.parse_args(argv)
     params = {}
@@ -255,7 +291,7 @@ def main(argv: list[str]) -> int:
         searcher.tuning.update(params)
         searcher.search("warm up", limit=1)
         for name in names:
-            res = evaluate(CORPORA[name], searcher, params, args.misses)
+            res = evaluate(CORPORA[name], searcher, params, args.misses, args.baseline_cache)
             if not res:
                 print(f"{name}: not indexed (make eval-index), skipped", file=sys.stderr)
                 continue
