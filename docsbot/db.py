@@ -462,6 +462,7 @@ SEARCH_DEFAULTS: dict[str, Any] = {
     "sym_suffix": 0.5,  # a match of a name's last parts counts this share of a whole-name match
     "nav_share": 0.5,  # pages with at least this share of text in links are navigation...
     "nav_factor": 0.1,  # ...and their score is multiplied by this
+    "w_page_rest": 0.0,  # a page's score adds this share of its 2nd and 3rd best chunks' scores
     "merge": 3,  # per page: its best chunks merged in page order, at most this many
     "merge_ratio": 0.8,  # ...those scoring at least this share of the page's best chunk
 }
@@ -546,6 +547,8 @@ WITH nearest AS MATERIALIZED (
     FROM chunk c
 ), pages_ranked AS (
     SELECT r.page_id, r.best
+           + %(w_page_rest)s * (SELECT COALESCE(sum(o.score), 0) FROM ranked o WHERE o.page_id = r.page_id
+                                AND o.nth BETWEEN 2 AND 3)
            + COALESCE(sp.bonus, 0) * (CASE WHEN pg.link_share >= %(nav_share)s THEN %(nav_factor)s ELSE 1.0 END)
            AS page_score, sp.anchor AS sym_anchor
     FROM ranked r JOIN pages pg ON pg.id = r.page_id LEFT JOIN sym_page sp ON sp.page_id = r.page_id

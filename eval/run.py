@@ -288,7 +288,8 @@ def main(argv: list[str]) -> int:
     embedder = load_embedder(settings)
     results = []
     with Searcher(dsn, embedder) as searcher:
-        searcher.tuning.update(params)
+        if params:
+            searcher.tuning.update(params)
         searcher.search("warm up", limit=1)
         for name in names:
             res = evaluate(CORPORA[name], searcher, params, args.misses, args.baseline_cache)
