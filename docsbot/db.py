@@ -458,7 +458,8 @@ SEARCH_DEFAULTS: dict[str, Any] = {
     "w_head": 2.0,  # a term in the context line (title > headings) counts this many times
     "w_ident": 1.0,  # weight of identifier terms ('=os.set_inheritable') beside english lexemes
     "w_sym": 0.05,  # bonus of a page defining an identifier of the query (divided by pages defining it)
-    "w_sym_word": 0.01,  # same for a plain word of the query that names a symbol ("Ellipsis", "open")
+    "w_sym_word": 0.01,  # same for a plain word of the query that names a symbol ("Ellipsis", "open")...
+    "sym_word_max_words": 4,  # ...in a query of at most this many words (in a question, "list" is a word)
     "sym_suffix": 0.5,  # a match of a name's last parts counts this share of a whole-name match
     "nav_share": 0.5,  # pages with at least this share of text in links are navigation...
     "nav_factor": 0.1,  # ...and their score is multiplied by this
@@ -521,7 +522,8 @@ WITH nearest AS MATERIALIZED (
 ), sym_page AS (
     SELECT DISTINCT ON (page_id) page_id, anchor, bonus FROM (
         SELECT sym.page_id, sym.anchor,
-               (CASE WHEN sym.ident THEN %(w_sym)s ELSE %(w_sym_word)s END)
+               (CASE WHEN sym.ident THEN %(w_sym)s
+                     WHEN (SELECT count(*) FROM qkeys) <= %(sym_word_max_words)s THEN %(w_sym_word)s ELSE 0 END)
                * (CASE WHEN sym.exact THEN 1.0 ELSE %(sym_suffix)s END) / n.pages AS bonus
         FROM sym JOIN (SELECT key, count(DISTINCT page_id) AS pages FROM sym GROUP BY key) n ON n.key = sym.key
     ) b
