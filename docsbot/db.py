@@ -471,10 +471,11 @@ SEARCH_DEFAULTS: dict[str, Any] = {
 _SEARCH = """
 WITH nearest AS MATERIALIZED (
     -- ORDER BY + LIMIT straight over the HNSW scan (the version is a filter, not a join, so the iterative scan
-    -- stops after `candidates` rows); relaxed order, re-sorted below (pgvector's advice).
+    -- stops after `candidates` rows); relaxed order, re-sorted below (pgvector's advice). `page_id + 0` keeps
+    -- the planner from scanning documents_page_id_idx and sorting every chunk of the version instead.
     SELECT d.id, d.embedding::vector({dim}) <=> %(vector)s::vector({dim}) AS distance
     FROM documents d
-    WHERE d.page_id = ANY(ARRAY(SELECT id FROM pages WHERE version_id = ANY(%(versions)s)))
+    WHERE d.page_id + 0 = ANY(ARRAY(SELECT id FROM pages WHERE version_id = ANY(%(versions)s)))
       AND vector_dims(d.embedding) = {dim}
     ORDER BY distance LIMIT %(candidates)s
 ), vec AS (
