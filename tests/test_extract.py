@@ -114,3 +114,13 @@ def test_link_share_tells_an_index_from_content():
     )
     assert extract_page(index, "http://h/genindex.html").link_share > 0.9
     assert extract_page(SPHINX_DEFS, "http://h/os.html").link_share < 0.1
+
+
+def test_a_method_is_named_by_its_whole_dotted_id():
+    html = """<html><body><div role="main"><h1>collections</h1><dl class="py class">
+    <dt class="sig sig-object py" id="collections.deque"><em>class </em><span class="sig-prename">collections.</span>
+    <span class="sig-name">deque</span></dt><dd><dl class="py method">
+    <dt class="sig sig-object py" id="collections.deque.count"><span class="sig-name">count</span>(<em>x</em>)</dt>
+    <dd><p>Count.</p></dd></dl></dd></dl></div></body></html>"""
+    names = [s.name for s in extract_page(html, "http://h/collections.html").symbols]
+    assert names == ["collections.deque", "collections.deque.count"]
