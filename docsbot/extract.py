@@ -221,10 +221,7 @@ def find_symbols(main) -> list[Symbol]:  # noqa: ANN001 - an lxml element
         if el.tag == "dt" and "sig" in (el.get("class") or "").split():
             parts = el.xpath(".//*[contains(@class, 'sig-prename') or contains(@class, 'sig-name')]")
             name = "".join("".join(p.text_content().split()) for p in parts) or ident
-            if re.match(r"^c\.", ident):  # Sphinx's C domain ids: c.PyObject_Call
-                ident_name = ident[2:]
-            else:
-                ident_name = ident
+            ident_name = ident[2:] if ident.startswith("c.") else ident  # Sphinx's C domain: c.PyObject_Call
             # A method shows only "count" inside its class; its id has the whole dotted name.
             if ident_name != name and ident_name.endswith(name) and re.fullmatch(r"[\w.]+", ident_name):
                 name = ident_name
