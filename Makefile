@@ -20,7 +20,7 @@ VERSION ?= 3.11
 ARGS ?=
 Q ?= create a task with asyncio
 
-.PHONY: install model chromium shub corpora docs-server index refresh search status test lint bench matrix clean
+.PHONY: install model chromium shub corpora docs-server index refresh search status test lint bench matrix eval clean
 
 install: $(VENV)/.installed
 $(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
@@ -90,6 +90,15 @@ bench: install model docs-server
 # installs missing packages with apt-get. Hours on 2 cores for all; MATRIX_ARGS="git docbook-xsl" runs a few.
 matrix: install model corpora
 	$(BIN)/python bench/matrix.py $(MATRIX_ARGS)
+
+# Search quality (eval/run.py): docsbot vs a page-level BM25 baseline on the Python 3.11 and CMake 3.25 docs
+# (Debian's python3.11-doc and cmake-doc, served by nginx); indexes a corpus first if it is not indexed yet
+# (DATABASE_URL, or the embedded server). EVAL_ARGS="--write" puts the table into BENCHMARKS.md and README.md.
+CMAKE_DOCS_PORT ?= 8325
+EVAL_ARGS ?=
+eval: install model docs-server
+	DOCS_PORT=$(CMAKE_DOCS_PORT) DOCS_ROOT=/usr/share/doc/cmake-data/html DOCS_PACKAGE=cmake-doc scripts/serve_python_docs.sh
+	$(BIN)/python eval/run.py --index-missing $(EVAL_ARGS)
 
 lint: install
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from semantic_text_splitter import MarkdownSplitter
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from tokenizers import Tokenizer
 
@@ -32,6 +32,7 @@ class TextChunk:
     content: str
     heading_path: tuple[str, ...]
     offset: int  # character offset of the chunk in the (code-pre-split) Markdown
+    anchor: str | None = None  # HTML id of the nearest heading or definition the chunk sits under
 
 
 def context_line(title: str, heading_path: tuple[str, ...] | list[str]) -> str:
@@ -81,14 +82,17 @@ class Chunker:
 
         self._count: Callable[[list[str]], list[int]] = count
 
-    def chunks(self, markdown: str) -> list[TextChunk]:
+    def chunks(self, markdown: str, anchors: Sequence[tuple[int, str]] = ()) -> list[TextChunk]:
         """Chunks of ``markdown`` in document order, each with the path of headings it sits under.
 
         No chunk spans a heading that is not a descendant of the heading it starts under, so its heading path
         is true of all of its text: a section and its subsections share a chunk when they fit together,
-        sibling sections never do.
+        sibling sections never do. ``anchors``: (character offset in ``markdown``, HTML id) of headings and
+        definitions, in order (:attr:`docsbot.extract.ExtractedPage.anchors`); each chunk gets the id of the last
+        one that starts before the end of the chunk's first line.
         """
         text = self._split_long_code_blocks(markdown)
+        located = _locate_anchors(markdown, text, anchors)
         headings = _headings(text)
         pieces: list[tuple[int, str]] = []
         for start, end in self._groups(text, headings):
@@ -97,7 +101,8 @@ class Chunker:
                 pieces.extend((start + offset, chunk) for offset, chunk in self._splitter.chunk_indices(group))
         out: list[TextChunk] = []
         stack: list[tuple[int, str]] = []
-        h = 0
+        h = a = 0
+        anchor: str | None = None
         for offset, content in pieces:
             while h < len(headings) and headings[h][0] <= offset:
                 _, level, title = headings[h]
@@ -105,7 +110,11 @@ class Chunker:
                     stack.pop()
                 stack.append((level, title))
                 h += 1
-            out.append(TextChunk(content, tuple(t for _, t in stack), offset))
+            first_line_end = offset + (content.find("\n") if "\n" in content else len(content))
+            while a < len(located) and located[a][0] <= first_line_end:
+                anchor = located[a][1]
+                a += 1
+            out.append(TextChunk(content, tuple(t for _, t in stack), offset, anchor))
         # A section too big for one chunk leaves its heading alone in a chunk; the heading lives on in the
         # next chunk's heading path, so the heading-only chunk is dropped.
         return [
@@ -167,6 +176,22 @@ class Chunker:
                 used += size + 1
             out.extend([opening, *piece, closing])
         return "\n".join(out)
+
+
+def _locate_anchors(original: str, text: str, anchors: Sequence[tuple[int, str]]) -> list[tuple[int, str]]:
+    """Offsets of ``anchors`` (given in ``original``) in ``text``, which is ``original`` with fence lines added
+    (code pre-splitting): each is found again by the text that follows it, searching forward."""
+    if original == text:
+        return [(int(o), i) for o, i in anchors]
+    out: list[tuple[int, str]] = []
+    pos = 0
+    for offset, ident in anchors:
+        probe = original[offset : offset + 60].split("\n", 1)[0]
+        found = text.find(probe, max(pos, offset)) if probe else -1
+        if found >= 0:
+            out.append((found, ident))
+            pos = found
+    return out
 
 
 def _headings(text: str) -> list[tuple[int, int, str]]:

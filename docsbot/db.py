@@ -473,7 +473,10 @@ class PageStore:
                 ) as copy:
                     copy.set_types(["bigint", "text", "text", "jsonb", "integer", "vector", "text"])
                     for order, chunk in enumerate(item.chunks):
-                        metadata = Jsonb({"heading_path": chunk.heading_path})
+                        meta: dict[str, Any] = {"heading_path": chunk.heading_path}
+                        if getattr(chunk, "anchor", None):
+                            meta["anchor"] = chunk.anchor  # a contract: the MCP server and search read it
+                        metadata = Jsonb(meta)
                         row = (
                             page_id,
                             chunk.content,
@@ -484,7 +487,25 @@ class PageStore:
                             chunk.embed_hash,
                         )
                         await copy.write_row(row)
+                await self._save_page_extras(conn, item, page_id)
             return page_id
+
+    async def _save_page_extras(self, conn: psycopg.AsyncConnection, item: PageItem, page_id: int) -> None:
+        """The page's symbol table rows and navigation share, replaced with its chunks (same transaction)."""
+        share = getattr(item, "link_share", None)
+        if share is not None:
+            await conn.execute("UPDATE pages SET link_share = %s WHERE id = %s", (share, page_id))
+        await conn.execute("DELETE FROM symbols WHERE page_id = %s", (page_id,))
+        rows = [
+            (page_id, item.version_id, name, anchor, symbol_keys(name)) for name, anchor in getattr(item, "symbols", ())
+        ]
+        if rows:
+            async with conn.cursor() as cur:
+                await cur.executemany(
+                    "INSERT INTO symbols (page_id, version_id, name, anchor, keys) VALUES (%s, %s, %s, %s, %s) "
+                    "ON CONFLICT (page_id, name) DO NOTHING",
+                    rows,
+                )
 
     async def delete_pages(self, page_ids: list[int]) -> int:
         """Delete pages in one transaction; their chunks go by ``ON DELETE CASCADE``. Returns rows deleted."""
@@ -517,13 +538,28 @@ class PageStore:
             return run_id
 
     async def finish_run(self, run_id: int, stats: dict[str, Any]) -> None:
+        """Close the run's record and refresh its version's BM25 statistics (see :func:`search`); retried
+        patiently (the run's outcome must not be lost to a busy pool)."""
+
         async def finish() -> None:
             async with self._pool.connection() as conn:
                 await conn.execute(
                     "UPDATE crawl_runs SET finished_at = now(), stats = %s WHERE id = %s", (Jsonb(stats), run_id)
                 )
+                (version_id,) = await (
+                    await conn.execute("SELECT version_id FROM crawl_runs WHERE id = %s", (run_id,))
+                ).fetchone()
+                await conn.execute(_REFRESH_STATS, {"version": version_id})
 
         await self._retrying("recording the run", finish, patient=True)
+
+
+def symbol_keys(name: str) -> list[str]:
+    """The keys a symbol is found by: its lower-cased name without a trailing ``()`` and each of its dotted
+    last parts (``os.path.join`` → ``os.path.join``, ``path.join``, ``join``)."""
+    name = name.strip().lower().removesuffix("()")
+    parts = [p for p in name.split(".") if p]
+    return list(dict.fromkeys(".".join(parts[i:]) for i in range(len(parts)))) or [name]
 
 
 @dataclass(frozen=True)
@@ -537,48 +573,127 @@ class SearchHit:
     deep_link: str | None = None  # url#anchor of the chunk's section, when the page gave one
 
 
+# Ranking knobs of :func:`search`, tuned on `make eval` (eval/run.py --param NAME=VALUE to try others).
+SEARCH_DEFAULTS: dict[str, Any] = {
+    "candidates": 50,  # nearest chunks by vector
+    "lex_candidates": 50,  # best chunks by BM25
+    "rrf_k": 60,  # reciprocal rank fusion: score = w / (rrf_k + rank)
+    "w_vec": 1.0,
+    "w_lex": 1.0,
+    "k1": 1.2,  # BM25 term-frequency saturation
+    "b": 0.75,  # BM25 length normalization
+    "w_head": 2.0,  # a term in the context line (title > headings) counts this many times
+    "w_ident": 1.0,  # weight of identifier terms ('=os.set_inheritable') beside english lexemes
+    "w_sym": 0.05,  # bonus of a page defining an identifier of the query (divided by pages defining it)
+    "w_sym_word": 0.01,  # same for a plain word of the query that names a symbol ("Ellipsis", "open")...
+    "sym_word_max_words": 4,  # ...in a query of at most this many words (in a question, "list" is a word)
+    "sym_suffix": 0.5,  # a match of a name's last parts counts this share of a whole-name match
+    "nav_share": 0.5,  # pages with at least this share of text in links are navigation...
+    "nav_factor": 0.1,  # ...and their score is multiplied by this
+    "w_page_rest": 0.0,  # a page's score adds this share of its 2nd and 3rd best chunks' scores
+    "merge": 3,  # per page: its best chunks merged in page order, at most this many
+    "merge_ratio": 0.8,  # ...those scoring at least this share of the page's best chunk
+}
+
 _SEARCH = """
-WITH vec AS (
-    SELECT id, row_number() OVER (ORDER BY distance, id) AS rank FROM (
-        SELECT d.id, d.embedding::vector({dim}) <=> %(vector)s::vector({dim}) AS distance
-        FROM documents d JOIN pages p ON p.id = d.page_id
-        WHERE p.version_id = ANY(%(versions)s) AND vector_dims(d.embedding) = {dim}
-        ORDER BY distance, d.id LIMIT %(candidates)s
-    ) nearest
-), fts AS (
-    -- Any query word may match (OR), ranked by ts_rank with the context line weighted as a heading (A) and
-    -- length normalization 1: candidates for fusion, not a boolean filter.
-    SELECT id, row_number() OVER (ORDER BY r DESC, id) AS rank FROM (
-        SELECT d.id, ts_rank(
-                   setweight(to_tsvector('english', d.context), 'A') || to_tsvector('english', d.content), q, 1
-               ) AS r
-        FROM documents d JOIN pages p ON p.id = d.page_id,
-             to_tsquery('simple', replace(plainto_tsquery('english', %(text)s)::text, ' & ', ' | ')) q
-        WHERE p.version_id = ANY(%(versions)s) AND q <> ''::tsquery
-          AND (setweight(to_tsvector('english', d.context), 'A') || to_tsvector('english', d.content)) @@ q
-        ORDER BY r DESC, d.id LIMIT %(candidates)s
-    ) matching
-)
-, fused AS (
-    SELECT p.url, p.title, COALESCE(d.metadata -> 'heading_path', '[]'::jsonb) AS heading_path,
-           COALESCE(1.0 / (%(rrf_k)s + vec.rank), 0) + COALESCE(1.0 / (%(rrf_k)s + fts.rank), 0) AS score,
-           d.content, p.version_id, d.metadata ->> 'anchor' AS anchor, d.page_id, d.id
-    FROM (SELECT id FROM vec UNION SELECT id FROM fts) hits
+WITH nearest AS MATERIALIZED (
+    -- ORDER BY + LIMIT straight over the HNSW scan (the version is a filter, not a join, so the iterative scan
+    -- stops after `candidates` rows); relaxed order, re-sorted below (pgvector's advice). `page_id + 0` keeps
+    -- the planner from scanning documents_page_id_idx and sorting every chunk of the version instead.
+    SELECT d.id, d.embedding::vector({dim}) <=> %(vector)s::vector({dim}) AS distance
+    FROM documents d
+    WHERE d.page_id + 0 = ANY(ARRAY(SELECT id FROM pages WHERE version_id = ANY(%(versions)s)))
+      AND vector_dims(d.embedding) = {dim}
+    ORDER BY distance LIMIT %(candidates)s
+), vec AS (
+    SELECT id, row_number() OVER (ORDER BY distance, id) AS rank FROM nearest
+), qterms AS (
+    SELECT term, sum(tf)::float8 AS qtf FROM docsbot_terms(%(text)s) GROUP BY term
+), stats AS (
+    SELECT v.id AS version_id,
+           coalesce(ls.docs, (SELECT count(*) FROM documents d JOIN pages p ON p.id = d.page_id
+                              WHERE p.version_id = v.id))::float8 AS docs,
+           coalesce(ls.avg_len, (SELECT avg(length(d.content) + length(d.context)) FROM documents d
+                                 JOIN pages p ON p.id = d.page_id WHERE p.version_id = v.id), 1.0) AS avg_len
+    FROM unnest(%(versions)s::bigint[]) AS v(id) LEFT JOIN lexical_stats ls ON ls.version_id = v.id
+), df AS (
+    SELECT version_id, term, count(*)::float8 AS df FROM postings
+    WHERE version_id = ANY(%(versions)s) AND term IN (SELECT term FROM qterms)
+    GROUP BY version_id, term
+), lex AS (
+    -- BM25 (Robertson/Sparck Jones IDF with +1, as Lucene) over chunks; a context-line occurrence counts
+    -- w_head times, identifier terms weigh w_ident.
+    SELECT doc_id, row_number() OVER (ORDER BY score DESC, doc_id) AS rank FROM (
+        SELECT po.doc_id, sum(
+            (CASE WHEN left(po.term, 1) = '=' THEN %(w_ident)s ELSE 1.0 END) * q.qtf
+            * ln(1 + (s.docs - df.df + 0.5) / (df.df + 0.5))
+            * (po.tf_body + %(w_head)s * po.tf_head) * (%(k1)s + 1)
+            / ((po.tf_body + %(w_head)s * po.tf_head) + %(k1)s * (1 - %(b)s + %(b)s * po.doc_len / s.avg_len))
+        ) AS score
+        FROM postings po
+        JOIN qterms q ON q.term = po.term
+        JOIN df ON df.version_id = po.version_id AND df.term = po.term
+        JOIN stats s ON s.version_id = po.version_id
+        WHERE po.version_id = ANY(%(versions)s) AND po.term IN (SELECT term FROM qterms)
+        GROUP BY po.doc_id
+        ORDER BY score DESC, po.doc_id LIMIT %(lex_candidates)s
+    ) scored
+), qkeys AS (
+    -- the query's words as typed (trailing punctuation and "()" cut), lower-cased; `ident` if shaped like one
+    SELECT DISTINCT lower(w) AS key, (w ~ '[._<>:]|[a-z][A-Z]|^-|[A-Za-z][0-9]') AS ident
+    FROM regexp_split_to_table(%(text)s, '[\\s,;()"''`?!]+') AS w
+    WHERE w <> '' AND length(w) > 1
+), sym AS (
+    SELECT s.page_id, s.anchor, k.key, k.ident, lower(s.name) = k.key OR lower(s.name) = k.key || '()' AS exact
+    FROM symbols s JOIN qkeys k ON k.key = ANY(s.keys)
+    WHERE s.version_id = ANY(%(versions)s) AND s.keys && (SELECT array_agg(key) FROM qkeys)
+), sym_page AS (
+    SELECT DISTINCT ON (page_id) page_id, anchor, bonus FROM (
+        SELECT sym.page_id, sym.anchor,
+               (CASE WHEN sym.ident THEN %(w_sym)s
+                     WHEN (SELECT count(*) FROM qkeys) <= %(sym_word_max_words)s THEN %(w_sym_word)s ELSE 0 END)
+               * (CASE WHEN sym.exact THEN 1.0 ELSE %(sym_suffix)s END) / n.pages AS bonus
+        FROM sym JOIN (SELECT key, count(DISTINCT page_id) AS pages FROM sym GROUP BY key) n ON n.key = sym.key
+    ) b
+    ORDER BY page_id, bonus DESC
+), sym_top AS (
+    SELECT * FROM sym_page ORDER BY bonus DESC LIMIT 20
+), sym_chunks AS (
+    -- a page that defines a query identifier competes with the chunk of its definition (or its first)
+    SELECT DISTINCT ON (st.page_id) d.id FROM sym_top st JOIN documents d ON d.page_id = st.page_id
+    ORDER BY st.page_id, (d.metadata ->> 'anchor' = st.anchor) DESC NULLS LAST, d.sort_order
+), chunk AS (
+    SELECT d.id, d.page_id, d.sort_order, d.content, d.metadata, p.url, p.title, p.version_id,
+           (COALESCE(%(w_vec)s / (%(rrf_k)s + vec.rank), 0) + COALESCE(%(w_lex)s / (%(rrf_k)s + lex.rank), 0))
+           * (CASE WHEN p.link_share >= %(nav_share)s THEN %(nav_factor)s ELSE 1.0 END) AS score
+    FROM (SELECT id FROM vec UNION SELECT doc_id FROM lex UNION SELECT id FROM sym_chunks) hits
     JOIN documents d ON d.id = hits.id
     JOIN pages p ON p.id = d.page_id
     LEFT JOIN vec ON vec.id = hits.id
-    LEFT JOIN fts ON fts.id = hits.id
+    LEFT JOIN lex ON lex.doc_id = hits.id
 ), ranked AS (
-    -- per_page: each page's best chunk only
-    SELECT *, row_number() OVER (PARTITION BY CASE WHEN %(per_page)s THEN page_id ELSE id END
-                                 ORDER BY score DESC, id) AS nth
-    FROM fused
+    SELECT c.*, row_number() OVER (PARTITION BY c.page_id ORDER BY c.score DESC, c.id) AS nth,
+           max(c.score) OVER (PARTITION BY c.page_id) AS best
+    FROM chunk c
+), pages_ranked AS (
+    SELECT r.page_id, r.best
+           + %(w_page_rest)s * (SELECT COALESCE(sum(o.score), 0) FROM ranked o WHERE o.page_id = r.page_id
+                                AND o.nth BETWEEN 2 AND 3)
+           + COALESCE(sp.bonus, 0) * (CASE WHEN pg.link_share >= %(nav_share)s THEN %(nav_factor)s ELSE 1.0 END)
+           AS page_score, sp.anchor AS sym_anchor
+    FROM ranked r JOIN pages pg ON pg.id = r.page_id LEFT JOIN sym_page sp ON sp.page_id = r.page_id
+    WHERE r.nth = 1
+    ORDER BY page_score DESC, r.page_id
+    LIMIT CASE WHEN %(per_page)s THEN %(k)s ELSE 0 END
 )
-SELECT url, title, heading_path, score, content, version_id,
-       CASE WHEN anchor IS NULL OR anchor = '' THEN NULL ELSE url || '#' || anchor END
-FROM ranked WHERE nth = 1
-ORDER BY score DESC, id
-LIMIT %(k)s
+SELECT pr.page_id, pr.page_score, pr.sym_anchor, r.url, r.title, r.version_id, r.id, r.sort_order, r.content,
+       COALESCE(r.metadata -> 'heading_path', '[]'::jsonb), r.metadata ->> 'anchor', r.score, r.nth
+FROM pages_ranked pr JOIN ranked r ON r.page_id = pr.page_id
+WHERE r.nth <= %(merge)s AND r.score >= r.best * %(merge_ratio)s
+UNION ALL
+(SELECT r.page_id, r.score, NULL, r.url, r.title, r.version_id, r.id, r.sort_order, r.content,
+        COALESCE(r.metadata -> 'heading_path', '[]'::jsonb), r.metadata ->> 'anchor', r.score, 1
+ FROM ranked r WHERE NOT %(per_page)s ORDER BY r.score DESC, r.id LIMIT %(k)s)
 """
 
 
@@ -588,35 +703,68 @@ def search(
     vector: np.ndarray,
     version_ids: Iterable[int],
     k: int = 5,
-    candidates: int = 50,
-    rrf_k: int = 60,
     per_page: bool = False,
+    **tuning: Any,
 ) -> list[SearchHit]:
-    """Hybrid search: the ``candidates`` nearest chunks by cosine distance (HNSW, iterative scan so version
-    filters do not starve it) and the ``candidates`` best full-text matches (``ts_rank``, English), fused by
-    reciprocal rank fusion (score = Σ 1 / (rrf_k + rank)). Full-text search covers each chunk's context line
-    (page title and heading path) as well as its text, with any query word matching. ``vector`` is the query's
-    embedding. ``per_page``: only each page's best chunk."""
+    """Hybrid search, fused by weighted reciprocal rank fusion (score = Σ w / (rrf_k + rank)) of:
+
+    - the ``candidates`` nearest chunks by cosine distance to ``vector`` (the query's embedding; HNSW with
+      iterative scan, so version filters do not starve it);
+    - the ``lex_candidates`` best chunks by BM25 over ``postings`` (english lexemes and whole identifiers of each
+      chunk's text and context line, kept by a trigger; per-version statistics in ``lexical_stats``);
+    - pages whose symbol table (``symbols``) defines a word of the query: a bonus by how specific the match is
+      (whole name or last parts; divided among the pages that define it), their definition chunk a candidate.
+
+    Navigation pages (``pages.link_share >= nav_share``) are ranked far down (``nav_factor``). ``per_page``:
+    one hit per page, its best chunks merged in page order and a deep link to its definition or best section;
+    otherwise the ``k`` best chunks. ``tuning`` overrides :data:`SEARCH_DEFAULTS`; unknown names raise
+    ``TypeError``.
+    """
+    unknown = set(tuning) - set(SEARCH_DEFAULTS)
+    if unknown:
+        raise TypeError(f"unknown search parameters: {', '.join(sorted(unknown))}")
+    params = {**SEARCH_DEFAULTS, **tuning}
     dim = int(vector.shape[0])
     with conn.transaction():
         conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(max(40, candidates))))
+        conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(max(40, params["candidates"]))))
         rows = conn.execute(
             sql.SQL(_SEARCH).format(dim=sql.Literal(dim)),
-            {
-                "vector": vector,
-                "versions": list(version_ids),
-                "text": query,
-                "candidates": candidates,
-                "rrf_k": rrf_k,
-                "k": k,
-                "per_page": per_page,
-            },
+            {**params, "vector": vector, "versions": list(version_ids), "text": query, "k": k, "per_page": per_page},
         ).fetchall()
-    return [
-        SearchHit(url, title, list(path), float(score), content, version_id, deep_link)
-        for url, title, path, score, content, version_id, deep_link in rows
-    ]
+    if not per_page:
+        return [
+            SearchHit(url, title, list(path), float(score), content, version_id, _deep_link(url, anchor))
+            for _, _, _, url, title, version_id, _, _, content, path, anchor, score, _ in rows
+        ]
+    pages: dict[int, list[tuple]] = {}
+    for row in rows:
+        pages.setdefault(row[0], []).append(row)
+    hits = []
+    for chunks in sorted(pages.values(), key=lambda c: (-c[0][1], c[0][0])):
+        best = min(chunks, key=lambda c: c[12])
+        _, page_score, sym_anchor, url, title, version_id, _, _, _, path, anchor, _, _ = best
+        content = "\n\n".join(c[8] for c in sorted(chunks, key=lambda c: c[7]))
+        link = _deep_link(url, sym_anchor or anchor)
+        hits.append(SearchHit(url, title, list(path), float(page_score), content, version_id, link))
+    return hits
+
+
+def _deep_link(url: str, anchor: str | None) -> str | None:
+    return f"{url}#{anchor}" if anchor else None
+
+
+def refresh_lexical_stats(conn: psycopg.Connection, version_id: int) -> None:
+    """Recompute the version's BM25 collection statistics (chunk count, mean length). One statement."""
+    conn.execute(_REFRESH_STATS, {"version": version_id})
+
+
+_REFRESH_STATS = """
+    INSERT INTO lexical_stats (version_id, docs, avg_len)
+    SELECT %(version)s, count(*), coalesce(avg(length(d.content) + length(d.context)), 1.0)
+    FROM documents d JOIN pages p ON p.id = d.page_id WHERE p.version_id = %(version)s
+    ON CONFLICT (version_id) DO UPDATE SET docs = EXCLUDED.docs, avg_len = EXCLUDED.avg_len, updated_at = now()
+"""
 
 
 def delete_version(conn: psycopg.Connection, library: str, version: str | None) -> list[tuple[str, int]]:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import lxml.html
 from bs4 import Tag
@@ -18,7 +19,17 @@ from w3lib.encoding import html_to_unicode, resolve_encoding
 
 from docsbot.urls import InvalidURL, canonical_url
 
-__all__ = ["ExtractedPage", "extract_page", "parse_html", "decode_html", "content_hash", "ExtractionError"]
+__all__ = [
+    "Anchor",
+    "ExtractedPage",
+    "ExtractionError",
+    "Symbol",
+    "content_hash",
+    "decode_html",
+    "extract_page",
+    "link_share",
+    "parse_html",
+]
 
 MAIN_CONTENT_XPATHS = (
     "//*[@itemprop='articleBody']",
@@ -69,16 +80,40 @@ class ExtractionError(ValueError):
     """Raised when a document cannot be parsed as HTML at all (empty, binary, or no element to parse)."""
 
 
+class Anchor(NamedTuple):
+    """An HTML id a section or definition of the page can be linked to (``url#id``): ``offset`` is the character
+    offset in :attr:`ExtractedPage.markdown` where the heading's or definition's text starts."""
+
+    offset: int
+    id: str
+
+
+class Symbol(NamedTuple):
+    """An API name the page defines (a Sphinx ``dt[id]`` signature, a ``module-NAME`` section, a CMake
+    ``role:NAME`` target), with the HTML id that links to its definition."""
+
+    name: str
+    anchor: str
+
+
 @dataclass
 class ExtractedPage:
     """What docsbot keeps of a page: ``markdown`` (UTF-8 text), ``links`` (canonical absolute URLs, in page
     order, deduplicated, any host: scope is the caller's business) and ``canonical_url`` from
-    ``<link rel="canonical">`` (``None`` if absent or invalid)."""
+    ``<link rel="canonical">`` (``None`` if absent or invalid).
+
+    ``anchors`` (document order) and ``symbols`` come from the HTML ids of the main content; ``link_share`` is
+    the share of the main content's text that sits inside links (0.0-1.0): an index or table of contents is
+    mostly links, a content page is not.
+    """
 
     title: str
     markdown: str
     links: list[str]
     canonical_url: str | None
+    anchors: list[Anchor] = field(default_factory=list)
+    symbols: list[Symbol] = field(default_factory=list)
+    link_share: float = 0.0
 
 
 def _code_language(el) -> str:  # noqa: ANN001 - a BeautifulSoup Tag
@@ -227,6 +262,117 @@ def extract_page(html: str | bytes, url: str, encoding: str | None = None) -> Ex
         return ExtractedPage(page_title, "", list(links), canonical)
     h1 = main.xpath(".//h1")
     title = _PILCROW.sub("", _text(h1[0])) if h1 else page_title
+    share = link_share(main)
+    symbols = find_symbols(main)
+    ids = _mark_anchors(main)
     markdown = _CONVERTER.convert(lxml.html.tostring(main, encoding="unicode"))
     markdown = _BLANK_LINES.sub("\n\n", markdown).strip()
-    return ExtractedPage(title or page_title, markdown, list(links), canonical)
+    markdown, anchors = _take_anchor_marks(markdown, ids)
+    return ExtractedPage(title or page_title, markdown, list(links), canonical, anchors, symbols, share)
+
+
+def link_share(node) -> float:  # noqa: ANN001 - an lxml element
+    """Share of ``node``'s non-blank text characters that sit inside ``<a>`` elements (0.0 for no text)."""
+    total = len("".join(node.text_content().split()))
+    if not total:
+        return 0.0
+    linked = sum(len("".join(a.text_content().split())) for a in node.iter("a") if a.getparent() is not None)
+    return min(1.0, linked / total)
+
+
+_HEADING_TAGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+_ROLE_ID = re.compile(r"^(?!index-)[a-z_]+:(?P<name>[^\s:][^\s]*)$")  # CMake's "command:add_executable"
+
+
+def find_symbols(main) -> list[Symbol]:  # noqa: ANN001 - an lxml element
+    """API names defined in ``main``: Sphinx signatures (``dt[id]`` with class ``sig``: the name as shown,
+    ``sig-prename`` + ``sig-name``), Sphinx module targets (``id="module-NAME"``) and role-qualified targets
+    (``id="role:NAME"``, CMake). Deduplicated, document order."""
+    found: dict[str, Symbol] = {}
+    for el in main.iter():
+        if not isinstance(el.tag, str):
+            continue
+        ident = el.get("id")
+        if not ident:
+            continue
+        name = ""
+        if el.tag == "dt" and "sig" in (el.get("class") or "").split():
+            parts = el.xpath(".//*[contains(@class, 'sig-prename') or contains(@class, 'sig-name')]")
+            name = "".join("".join(p.text_content().split()) for p in parts) or ident
+            ident_name = ident[2:] if ident.startswith("c.") else ident  # Sphinx's C domain: c.PyObject_Call
+            # A method shows only "count" inside its class; its id has the whole dotted name.
+            if ident_name != name and ident_name.endswith(name) and re.fullmatch(r"[\w.]+", ident_name):
+                name = ident_name
+        elif ident.startswith("module-") and len(ident) > 7:
+            name = ident[7:]
+        else:
+            m = _ROLE_ID.match(ident)
+            if m:
+                name = m.group("name")
+        if name and name not in found:
+            found[name] = Symbol(name, ident)
+    return list(found.values())
+
+
+_MARK = "\uf8ff"  # a private-use character: marks where an anchored element's text starts, then removed
+_MARK_BASE = 0xE000
+_MAX_MARKS = 0xF8FF - _MARK_BASE
+_MARKS = re.compile(f"{_MARK}([\ue000-\uf8fe])")
+
+
+def _anchor_id(el) -> str | None:  # noqa: ANN001
+    ident = el.get("id")
+    if ident:
+        return ident
+    if el.tag in _HEADING_TAGS:
+        parent = el.getparent()  # Sphinx: <section id="..."><h2>..., the heading its section's first child
+        if parent is not None and parent.get("id") and len(parent) and parent[0] is el:
+            return parent.get("id")
+        prev = el.getprevious()  # <span id="..."></span><h2>...
+        if prev is not None and prev.get("id") and not (prev.text_content() or "").strip():
+            return prev.get("id")
+    return None
+
+
+def _mark_anchors(main) -> list[str]:  # noqa: ANN001
+    """Put a two-character mark before the first text of each heading and ``dt`` that has an id (its own, its
+    section's, or an empty target just before it); returns the ids, mark ``i`` for ``ids[i]``."""
+    ids: list[str] = []
+    for el in main.iter(*_HEADING_TAGS, "dt"):
+        if len(ids) >= _MAX_MARKS:
+            break
+        ident = _anchor_id(el)
+        if not ident:
+            continue
+        for text in el.xpath(".//text()"):
+            if not text.strip():
+                continue
+            lead = len(text) - len(text.lstrip())
+            marked = f"{text[:lead]}{_MARK}{chr(_MARK_BASE + len(ids))}{text[lead:]}"
+            owner = text.getparent()
+            if text.is_text:
+                owner.text = marked
+            else:
+                owner.tail = marked
+            ids.append(ident)
+            break
+    return ids
+
+
+def _take_anchor_marks(markdown: str, ids: list[str]) -> tuple[str, list[Anchor]]:
+    """Remove the marks of :func:`_mark_anchors` from ``markdown``; each becomes an :class:`Anchor` at the
+    offset where it stood."""
+    if not ids:
+        return markdown, []
+    out: list[str] = []
+    anchors: list[Anchor] = []
+    pos = length = 0
+    for m in _MARKS.finditer(markdown):
+        out.append(markdown[pos : m.start()])
+        length += m.start() - pos
+        index = ord(m.group(1)) - _MARK_BASE
+        if index < len(ids):
+            anchors.append(Anchor(length, ids[index]))
+        pos = m.end()
+    out.append(markdown[pos:])
+    return "".join(out), anchors

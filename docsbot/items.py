@@ -21,6 +21,7 @@ class Chunk:
     embed_text: str
     embed_hash: str = ""  # sha256 hex of (model, NUL, embed_text): equal keys give equal vectors
     embedding: Any = None
+    anchor: str | None = None  # HTML id of the section or definition (stored as metadata->>'anchor')
 
 
 @dataclass
@@ -48,6 +49,11 @@ class PageItem:
     stored_hash: str | None = None
     changed: bool = True
     chunks: list[Chunk] = field(default_factory=list)
+    # From docsbot.extract.ExtractedPage: (offset, id) anchors for the chunker, (name, anchor) symbols for the
+    # symbol table, and the page's share of text inside links (navigation pages); None when not extracted.
+    anchors: list[tuple[int, str]] = field(default_factory=list)
+    symbols: list[tuple[str, str]] = field(default_factory=list)
+    link_share: float | None = None
 
 
 @dataclass

@@ -67,11 +67,11 @@ class ChunkPipeline:
         context_chars = self.context_tokens * 4
         model = self.context.embedder.name
         item.chunks = []
-        for c in self.chunker().chunks(item.markdown):
+        for c in self.chunker().chunks(item.markdown, item.anchors):
             context = context_line(item.title, c.heading_path)
             text = embed_text(context, c.content, context_chars)
             key = hashlib.sha256(f"{model}\0{text}".encode()).hexdigest()
-            item.chunks.append(Chunk(c.content, list(c.heading_path), context, text, key))
+            item.chunks.append(Chunk(c.content, list(c.heading_path), context, text, key, anchor=c.anchor))
         return item
 
 

@@ -77,6 +77,8 @@ class Searcher:
 
     def __init__(self, dsn: str, embedder: Embedder, pool_size: int = 4) -> None:
         self.embedder = embedder
+        # Ranking knobs passed to docsbot.db.search (names of db.SEARCH_DEFAULTS); `make eval` tunes them.
+        self.tuning: dict[str, Any] = {}
         self._pool = ConnectionPool(
             dsn,
             min_size=1,
@@ -148,7 +150,7 @@ class Searcher:
         vector = self.embedder.embed([query])[0]
         labels = {v.id: (v.library, v.name) for v in usable}
         with self._pool.connection() as conn:
-            hits = db.search(conn, query, vector, list(labels), k=limit, per_page=not chunks)
+            hits = db.search(conn, query, vector, list(labels), k=limit, per_page=not chunks, **self.tuning)
         return [
             SearchResult(
                 url=h.url,

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Serve Debian's Python 3.11 HTML docs (package python3.11-doc) with nginx on 127.0.0.1:$DOCS_PORT.
 # nginx's defaults send strong ETags and Last-Modified and answer conditional requests with 304.
+# Other Debian docs: DOCS_ROOT=/usr/share/doc/cmake-data/html DOCS_PACKAGE=cmake-doc (make eval).
 # Installs nginx and python3.11-doc with apt-get when missing (root, or sudo). Idempotent: does nothing if the
 # server already answers. Stop it with: nginx -p "$DOCS_STATE" -c "$DOCS_STATE/nginx.conf" -s stop
 set -euo pipefail
@@ -15,7 +16,7 @@ answers() {
 
 need=()
 command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need+=(nginx)
-[ -f "$ROOT/index.html" ] || need+=(python3.11-doc)
+[ -f "$ROOT/index.html" ] || need+=("${DOCS_PACKAGE:-python3.11-doc}")
 if ((${#need[@]})); then
   sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
   echo "installing ${need[*]} with apt-get"

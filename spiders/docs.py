@@ -198,6 +198,9 @@ class DocsSpider(scrapy.Spider):
             canonical_url=extracted.canonical_url,
             page_id=page.id if page else None,
             stored_hash=page.content_hash if page else None,
+            anchors=list(extracted.anchors),
+            symbols=list(extracted.symbols),
+            link_share=extracted.link_share,
         )
 
     def page_failed(self, failure: Failure) -> Iterator[scrapy.Request | PageGone]:

@@ -106,3 +106,20 @@ def test_sections_join_their_subsections_but_never_their_siblings():
         (("A",), "# A\n\ntext a\n\n## A1\n\nsub\n\n## A2\n\nsub2"),
         (("B",), "# B\n\nb"),
     ]
+
+
+def test_chunks_carry_the_anchor_of_the_heading_or_definition_they_sit_under():
+    md = (
+        "# Title\n\nintro\n\n## First\n\n"
+        + "alpha " * 60
+        + "\n\n## Second\n\nbeta text\n\n```\n"
+        + "\n".join(f"x = {i}" for i in range(200))
+        + "\n```\n\n### Third\n\ngamma"
+    )
+    anchors = [(md.index("Title"), "top"), (md.index("First"), "first"), (md.index("Second"), "second"),
+               (md.index("Third"), "third")]  # fmt: skip
+    chunks = Chunker(64).chunks(md, anchors)
+    by_heading = {c.heading_path[-1]: c.anchor for c in chunks}
+    assert by_heading == {"Title": "top", "First": "first", "Second": "second", "Third": "third"}
+    assert len([c for c in chunks if c.heading_path[-1] == "Second"]) > 1  # code pre-split moved offsets
+    assert all(c.anchor is None for c in Chunker(64).chunks(md))

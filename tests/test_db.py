@@ -76,11 +76,10 @@ def test_vector_index_is_hnsw_per_dimension_and_used_by_search(conn, database_ur
     # if the search query's ORDER BY expression, operator and WHERE clause match the (partial) index.
     query = sql.SQL("EXPLAIN (COSTS OFF) " + db._SEARCH).format(dim=sql.Literal(384))
     params = {
+        **db.SEARCH_DEFAULTS,
         "vector": HashingEmbedder().embed(["asyncio"])[0],
         "versions": [version.id],
         "text": "asyncio",
-        "candidates": 50,
-        "rrf_k": 60,
         "k": 5,
         "per_page": False,
     }

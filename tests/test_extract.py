@@ -243,3 +243,59 @@ def test_every_installed_asciidoc_and_docbook_page_yields_content(path):
     page = extract_page(path.read_bytes(), f"http://h/{path.name}", None)
     assert page.markdown.strip()
     assert "\ufffd" not in page.markdown
+
+
+SPHINX_DEFS = """<html><head><title>os</title></head><body><div class="body" role="main">
+<section id="module-os"><h1>os — Miscellaneous interfaces</h1>
+<p>Intro with a <a href="x.html">link</a>.</p>
+<section id="inheritance"><h2>Inheritance of File Descriptors</h2>
+<dl class="py function"><dt class="sig sig-object py" id="os.set_inheritable">
+<span class="sig-prename descclassname">os.</span><span class="sig-name descname">set_inheritable</span>
+(<em>fd</em>)</dt>
+<dd><p>Set the inheritable flag.</p></dd></dl>
+<dl class="c function"><dt class="sig sig-object c" id="c.PyCell_Get">
+<span class="sig-name descname">PyCell_Get</span>()</dt><dd><p>Get a cell.</p></dd></dl>
+</section></section>
+<span id="command:add_executable"></span><section id="add-executable"><h2>add_executable</h2><p>Adds.</p></section>
+<span class="target" id="index-0-command:add_library"></span>
+</div></body></html>"""
+
+
+def _without_ids(html: str) -> str:
+    import re
+
+    return re.sub(r'\s(id)="[^"]*"', "", html)
+
+
+def test_definitions_and_headings_become_anchors_and_symbols_without_changing_the_markdown():
+    page = extract_page(SPHINX_DEFS, "http://h/library/os.html")
+    plain = extract_page(_without_ids(SPHINX_DEFS), "http://h/library/os.html")
+    assert page.markdown == plain.markdown and page.title == plain.title
+    assert "\uf8ff" not in page.markdown
+    assert [s.name for s in page.symbols] == ["os", "os.set_inheritable", "PyCell_Get", "add_executable"]
+    assert page.symbols[1].anchor == "os.set_inheritable" and page.symbols[3].anchor == "command:add_executable"
+    ids = [a.id for a in page.anchors]
+    assert ids == ["module-os", "inheritance", "os.set_inheritable", "c.PyCell_Get", "add-executable"]
+    starts_with = ["os — Misc", "Inheritance of", "os.set_inh", "PyCell_Get", "add_exec"]
+    for anchor, starts in zip(page.anchors, starts_with, strict=True):
+        assert page.markdown[anchor.offset :].startswith(starts), (anchor, page.markdown[anchor.offset :][:20])
+
+
+def test_link_share_tells_an_index_from_content():
+    index = (
+        """<html><body><div role="main"><h1>Index</h1><ul>"""
+        + "".join(f'<li><a href="p{i}.html">entry_{i} (in module m)</a></li>' for i in range(50))
+        + "</ul></div></body></html>"
+    )
+    assert extract_page(index, "http://h/genindex.html").link_share > 0.9
+    assert extract_page(SPHINX_DEFS, "http://h/os.html").link_share < 0.1
+
+
+def test_a_method_is_named_by_its_whole_dotted_id():
+    html = """<html><body><div role="main"><h1>collections</h1><dl class="py class">
+    <dt class="sig sig-object py" id="collections.deque"><em>class </em><span class="sig-prename">collections.</span>
+    <span class="sig-name">deque</span></dt><dd><dl class="py method">
+    <dt class="sig sig-object py" id="collections.deque.count"><span class="sig-name">count</span>(<em>x</em>)</dt>
+    <dd><p>Count.</p></dd></dl></dd></dl></div></body></html>"""
+    names = [s.name for s in extract_page(html, "http://h/collections.html").symbols]
+    assert names == ["collections.deque", "collections.deque.count"]

@@ -1,0 +1,138 @@
+"""Build the generated query sets of ``make eval`` from a Sphinx site's own files (run once; outputs committed).
+
+Two kinds per corpus, each a JSON line ``{"corpus", "kind", "query", "targets"}`` with ``targets`` page paths
+relative to the site root (no fragment):
+
+- ``symbol``: a name from ``objects.inv`` (Sphinx inventory v2: four header lines, then zlib-compressed
+  ``name domain:role priority uri dispname`` lines) → the page defining it.
+- ``index_term``: an entry of the general index (``genindex*.html``: ``<li>`` entries, sub-entries nested in a
+  ``<ul>``; a sub-entry's query is "entry sub-entry") → every page its links point to.
+
+Samples are drawn with a fixed seed, so running this again over the same Debian package gives the same files.
+
+Usage: python eval/build_queries.py CORPUS DOC_ROOT [--symbols N] [--terms N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import sys
+import zlib
+from pathlib import Path
+
+import lxml.html
+
+SEED = 12
+# Roles of objects.inv that name an API (what a user types as an identifier); labels, docs and grammar tokens are
+# not names a user searches for.
+SYMBOL_ROLES = {
+    "py:function", "py:method", "py:class", "py:exception", "py:data", "py:attribute", "py:module",
+    "c:function", "c:type", "c:macro", "c:member", "c:var",
+    "cmake:command", "cmake:variable", "cmake:module", "cmake:prop_tgt", "cmake:policy", "cmake:genex",
+    "cmake:envvar", "cmake:prop_sf", "cmake:prop_dir", "cmake:prop_gbl", "cmake:prop_test",
+}  # fmt: skip
+_NAV_PAGES = re.compile(r"^(genindex|py-modindex|modindex|search|contents)")
+
+
+def inventory(root: Path) -> list[tuple[str, str, str]]:
+    """(name, domain:role, page path) for every object of ``root/objects.inv``."""
+    raw = (root / "objects.inv").read_bytes()
+    header_end = 0
+    for _ in range(4):
+        header_end = raw.index(b"\n", header_end) + 1
+    out = []
+    line_re = re.compile(r"^(.+?)\s+(\S+:\S+)\s+(-?\d+)\s+(\S*)\s+(.*)$")
+    for line in zlib.decompress(raw[header_end:]).decode().splitlines():
+        m = line_re.match(line)
+        if not m:
+            continue
+        name, role, _, uri, _ = m.groups()
+        uri = uri.replace("$", name) if uri.endswith("$") else uri
+        out.append((name, role, uri.split("#", 1)[0]))
+    return out
+
+
+def symbol_queries(corpus: str, root: Path, n: int) -> list[dict]:
+    rows = [r for r in inventory(root) if r[1] in SYMBOL_ROLES and r[2] and not _NAV_PAGES.match(r[2])]
+    by_name: dict[str, set[str]] = {}
+    for name, role, page in rows:
+        shown = name.split(":", 1)[1] if role.startswith("cmake:") and ":" in name else name
+        by_name.setdefault(shown, set()).add(page)
+    names = sorted(by_name)
+    picked = sorted(random.Random(SEED).sample(names, min(n, len(names))))
+    return [{"corpus": corpus, "kind": "symbol", "query": q, "targets": sorted(by_name[q])} for q in picked]
+
+
+def _entry_text(li) -> str:  # noqa: ANN001
+    parts = [li.text or ""]
+    for child in li:
+        if child.tag == "ul":
+            break
+        if child.tag == "a" and re.fullmatch(r"\[\d+\]", child.text_content().strip()):
+            continue
+        parts.append(child.text_content())
+        parts.append(child.tail or "")
+    return " ".join(" ".join(parts).replace(",", " ").split())
+
+
+def _targets(li) -> set[str]:  # noqa: ANN001
+    pages = set()
+    for child in li:
+        if child.tag == "a" and child.get("href"):
+            page = child.get("href").split("#", 1)[0]
+            if page and not _NAV_PAGES.match(page):
+                pages.add(page)
+    return pages
+
+
+def index_terms(root: Path) -> dict[str, set[str]]:
+    """Every general-index entry (and "entry sub-entry") → the pages it links to."""
+    files = sorted(root.glob("genindex-*.html")) or [root / "genindex.html"]
+    files = [f for f in files if f.name != "genindex-all.html"]
+    terms: dict[str, set[str]] = {}
+    for path in files:
+        doc = lxml.html.document_fromstring(path.read_bytes())
+        for table in doc.xpath("//table[contains(@class, 'indextable')]"):
+            for li in table.xpath("./tr/td/ul/li"):
+                head = _entry_text(li)
+                if head and _targets(li):
+                    terms.setdefault(head, set()).update(_targets(li))
+                for sub in li.xpath("./ul/li"):
+                    text = _entry_text(sub)
+                    if head and text and _targets(sub):
+                        # "(class in typing)" under "AsyncIterator (class in collections.abc)" qualifies the name
+                        base = head.split(" (", 1)[0] if text.startswith("(") else head
+                        terms.setdefault(f"{base} {text}", set()).update(_targets(sub))
+    return terms
+
+
+def term_queries(corpus: str, root: Path, n: int) -> list[dict]:
+    terms = index_terms(root)
+    names = sorted(t for t in terms if len(t) <= 120)
+    picked = sorted(random.Random(SEED).sample(names, min(n, len(names))))
+    return [{"corpus": corpus, "kind": "index_term", "query": q, "targets": sorted(terms[q])} for q in picked]
+
+
+def main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("corpus")
+    parser.add_argument("root", type=Path)
+    parser.add_argument("--symbols", type=int, default=100)
+    parser.add_argument("--terms", type=int, default=150)
+    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "queries")
+    args = parser.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    for kind, rows in (
+        ("symbols", symbol_queries(args.corpus, args.root, args.symbols)),
+        ("terms", term_queries(args.corpus, args.root, args.terms)),
+    ):
+        path = args.out / f"{args.corpus}-{kind}.jsonl"
+        path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+        print(f"{path}: {len(rows)} queries")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

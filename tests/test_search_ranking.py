@@ -1,0 +1,158 @@
+"""Ranking of docsbot.db.search against a real PostgreSQL: BM25 postings, the symbol table, navigation pages,
+one result per page with its best chunks merged (tests/embedders.HashingEmbedder stands in for the model)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from docsbot import db
+from docsbot.items import Chunk, PageItem
+from tests.embedders import HashingEmbedder
+
+
+@pytest.fixture
+def conn(database_url):
+    with db.connect(database_url, autocommit=True) as conn:
+        db.migrate(conn)
+        yield conn
+
+
+def save(database_url, items):
+    async def go():
+        store = db.PageStore(database_url, 1)
+        await store.open()
+        try:
+            return [await store.save_page(item) for item in items]
+        finally:
+            await store.close()
+
+    return asyncio.run(go())
+
+
+def page(version_id, name, chunks, *, symbols=(), link_share=0.0):
+    """chunks: (heading, text, anchor) in page order."""
+    texts = [f"{name} > {h}\n\n{t}" for h, t, _ in chunks]
+    vectors = HashingEmbedder().embed(texts)
+    return PageItem(
+        version_id=version_id,
+        url=f"http://h/{name}.html",
+        title=name,
+        markdown="\n\n".join(t for _, t, _ in chunks),
+        content_hash=f"h-{name}",
+        depth=1,
+        links=[],
+        chunks=[
+            Chunk(t, [name, h], f"{name} > {h}", e, embed_hash=f"k-{e}", embedding=v, anchor=a)
+            for (h, t, a), e, v in zip(chunks, texts, vectors, strict=True)
+        ],
+        symbols=list(symbols),
+        link_share=link_share,
+    )
+
+
+@pytest.fixture
+def version(conn):
+    row = db.upsert_version(conn, "lib", "1", "http://h/", {})
+    db.bind_model(conn, row, HashingEmbedder.name, lambda: HashingEmbedder.dim)
+    return db.find_version(conn, "lib", "1")
+
+
+def search(conn, version, query, **kwargs):
+    vector = HashingEmbedder().embed([query])[0]
+    return db.search(conn, query, vector, [version.id], **kwargs)
+
+
+FILLER = "Some prose about files, descriptors and processes that every page has. " * 3
+
+
+def corpus(version):
+    return [
+        page(version.id, "os", [
+            ("Intro", "The os module. " + FILLER, "module-os"),
+            ("Inheritance", "set_inheritable(fd, inheritable) Set the inheritable flag of the descriptor.",
+             "os.set_inheritable"),
+            ("Other", "get_inheritable(fd) Get the flag. " + FILLER, "os.get_inheritable"),
+        ], symbols=[("os", "module-os"), ("os.set_inheritable", "os.set_inheritable"),
+                    ("os.get_inheritable", "os.get_inheritable")]),
+        page(version.id, "notes", [
+            ("Set", "Set set set inheritable inheritable os os os flags. " + FILLER, "set"),
+            ("More", "os.set and inheritable again, set it. " + FILLER, "more"),
+        ]),
+        page(version.id, "genindex", [
+            ("Index", "os.set_inheritable (in module os) set_inheritable os inheritable set " * 5, None),
+        ], link_share=0.95),
+        page(version.id, "tasks", [
+            ("Tasks", "Wrap the coroutine into a Task and schedule its execution. " + FILLER, "tasks"),
+            ("Timeouts", "Wait for the coroutine to complete with a timeout; cancel it when it expires.", "timeouts"),
+            ("Groups", "A task group runs many coroutines. " + FILLER, "groups"),
+        ]),
+    ]  # fmt: skip
+
+
+def test_postings_follow_the_chunks_they_index(conn, database_url, version):
+    ids = save(database_url, corpus(version))
+    terms = {t for (t,) in conn.execute("SELECT term FROM postings WHERE page_id = %s", (ids[0],))}
+    assert {"=set_inheritable", "=get_inheritable", "inherit", "flag"} <= terms
+    assert "=set_inheritable" in terms and "set_inheritable" not in terms  # the english parser splits it
+    conn.execute("DELETE FROM pages WHERE id = %s", (ids[0],))
+    assert conn.execute("SELECT count(*) FROM postings WHERE page_id = %s", (ids[0],)).fetchone()[0] == 0
+    assert conn.execute("SELECT count(*) FROM symbols WHERE page_id = %s", (ids[0],)).fetchone()[0] == 0
+
+
+@pytest.mark.parametrize(
+    "query", ["os.set_inheritable", "os.set_inheritable()", "set_inheritable", "how does set_inheritable work"]
+)
+def test_an_api_name_finds_its_defining_page_first_with_a_deep_link(conn, database_url, version, query):
+    save(database_url, corpus(version))
+    hits = search(conn, version, query, k=3, per_page=True)
+    assert hits[0].url == "http://h/os.html"
+    assert hits[0].deep_link == "http://h/os.html#os.set_inheritable"
+    assert "genindex" not in [h.url.rsplit("/", 1)[1].split(".")[0] for h in hits[:2]]
+
+
+def test_navigation_pages_rank_below_content_but_still_match(conn, database_url, version):
+    save(database_url, corpus(version))
+    urls = [h.url for h in search(conn, version, "inheritable set os", k=5, per_page=True)]
+    assert "http://h/genindex.html" in urls and urls[-1] == "http://h/genindex.html"
+    save(database_url, [page(version.id, "genindex", [("Index", "os.set_inheritable set " * 5, None)])])
+    urls = [h.url for h in search(conn, version, "inheritable set os", k=5, per_page=True)]
+    assert urls.index("http://h/genindex.html") < len(urls) - 1  # the same text as content competes
+
+
+def test_one_result_per_page_with_its_best_chunks_merged_in_page_order(conn, database_url, version):
+    save(database_url, corpus(version))
+    hits = search(conn, version, "coroutine task timeout", k=5, per_page=True, merge=3, merge_ratio=0.0)
+    assert len({h.url for h in hits}) == len(hits)
+    tasks = next(h for h in hits if h.url == "http://h/tasks.html")
+    assert tasks.content.index("Wrap the coroutine") < tasks.content.index("Wait for the coroutine")
+    chunks = search(conn, version, "coroutine task timeout", k=5, per_page=False)
+    assert len(chunks) == 5 and len({h.url for h in chunks}) < 5
+
+
+def test_bm25_statistics_are_refreshed_at_the_end_of_a_run(conn, database_url, version):
+    save(database_url, corpus(version))
+
+    async def run():
+        store = db.PageStore(database_url, 1)
+        await store.open()
+        try:
+            await store.finish_run(await store.start_run(version.id, "full"), {})
+        finally:
+            await store.close()
+
+    asyncio.run(run())
+    stats = "SELECT docs, avg_len FROM lexical_stats WHERE version_id = %s"
+    docs, avg_len = conn.execute(stats, (version.id,)).fetchone()
+    assert docs == 9 and avg_len > 50
+
+
+def test_unknown_tuning_names_are_refused(conn, version):
+    with pytest.raises(TypeError, match="unknown search parameters: nope"):
+        search(conn, version, "x", nope=1)
+
+
+def test_symbol_keys_are_the_name_and_its_last_parts():
+    assert db.symbol_keys("os.path.join()") == ["os.path.join", "path.join", "join"]
+    assert db.symbol_keys("PyCell_Get") == ["pycell_get"]
