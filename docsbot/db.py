@@ -655,13 +655,13 @@ WITH nearest AS MATERIALIZED (
                * (CASE WHEN sym.exact THEN 1.0 ELSE %(sym_suffix)s END) / n.pages AS bonus
         FROM sym JOIN (SELECT key, count(DISTINCT page_id) AS pages FROM sym GROUP BY key) n ON n.key = sym.key
     ) b
-    ORDER BY page_id, bonus DESC
+    ORDER BY page_id, bonus DESC, anchor
 ), sym_top AS (
-    SELECT * FROM sym_page ORDER BY bonus DESC LIMIT 20
+    SELECT * FROM sym_page ORDER BY bonus DESC, page_id LIMIT 20
 ), sym_chunks AS (
     -- a page that defines a query identifier competes with the chunk of its definition (or its first)
     SELECT DISTINCT ON (st.page_id) d.id FROM sym_top st JOIN documents d ON d.page_id = st.page_id
-    ORDER BY st.page_id, (d.metadata ->> 'anchor' = st.anchor) DESC NULLS LAST, d.sort_order
+    ORDER BY st.page_id, (d.metadata ->> 'anchor' = st.anchor) DESC NULLS LAST, d.sort_order, d.id
 ), chunk AS (
     SELECT d.id, d.page_id, d.sort_order, d.content, d.metadata, p.url, p.title, p.version_id,
            (COALESCE(%(w_vec)s / (%(rrf_k)s + vec.rank), 0) + COALESCE(%(w_lex)s / (%(rrf_k)s + lex.rank), 0))
