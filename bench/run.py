@@ -437,13 +437,25 @@ def measure(bench: Bench, args: argparse.Namespace) -> int:
         ),
     )
     print(report)
-    Path(args.report).write_text(report)
+    write_report(Path(args.report), report)
     if not invariant_ok:
         print("INVARIANT BROKEN: the refresh does not equal a fresh index of the same site", file=sys.stderr)
         for line in problems:
             print("  " + line, file=sys.stderr)
         return 1
     return 0
+
+
+def write_report(path: Path, report: str) -> None:
+    """Write the bench report, keeping the search-quality section `make eval` keeps in the same file (between
+    ``<!-- eval -->`` markers, with its heading)."""
+    kept = ""
+    if path.exists():
+        old = path.read_text()
+        match = re.search(r"\n(## [^\n]*\n(?:(?!\n## ).)*?<!-- eval -->.*?<!-- /eval -->[^\n]*\n?)", old, re.S)
+        if match:
+            kept = "\n" + match.group(1)
+    path.write_text(report.rstrip("\n") + "\n" + kept)
 
 
 def _target_met(value: float, target: str) -> bool:
