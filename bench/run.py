@@ -447,14 +447,13 @@ def measure(bench: Bench, args: argparse.Namespace) -> int:
 
 
 def write_report(path: Path, report: str) -> None:
-    """Write the bench report, keeping the search-quality section `make eval` keeps in the same file (between
-    ``<!-- eval -->`` markers, with its heading)."""
+    """Write the bench report, keeping the "Search quality" section `make eval` keeps at the end of the same file
+    (from its heading on)."""
     kept = ""
     if path.exists():
-        old = path.read_text()
-        match = re.search(r"\n(## [^\n]*\n(?:(?!\n## ).)*?<!-- eval -->.*?<!-- /eval -->[^\n]*\n?)", old, re.S)
+        match = re.search(r"^## Search quality.*", path.read_text(), re.S | re.M)
         if match:
-            kept = "\n" + match.group(1)
+            kept = "\n" + match.group(0)
     path.write_text(report.rstrip("\n") + "\n" + kept)
 
 
