@@ -1,25 +1,25 @@
 """HTML → Markdown off the reactor thread: :class:`ExtractionPool`, one worker pool per crawl.
 
-Extraction (:func:`docsbot.extract.extract_page`) costs 100-300 ms of CPU per Python-docs page on this
-machine's 2 cores, and about 88% of it is markdownify walking a BeautifulSoup tree built by ``html.parser``
-(pure Python: it holds the GIL). lxml's parsing and XPath, which release the GIL, are the other 12%. On the
-reactor thread that time stops downloading; a site-wide redeploy (every page 200 with the same content) took
-52.6 s where a bare Scrapy full crawl of the same site took 18.9 s.
+Extraction (:func:`docsbot.extract.extract_page`) costs about 90-130 ms of CPU per Python-docs page here. Before
+its converter change (BeautifulSoup on lxml's parser, a cheap ``find_parent``: 0.71x the CPU over all 530 pages,
+identical Markdown) 88% of it was markdownify and BeautifulSoup, pure Python that holds the GIL; lxml's parsing
+and XPath, which release it, are the rest. On the reactor thread that time stops downloading: a site-wide
+redeploy (every page 200 with the same content) took 52.6 s where a bare Scrapy full crawl took 18.9 s.
 
-Measured here (2026-11-23, 150-200 real pages of Debian's python3.11-doc, 2 CPUs shared with other jobs, load
-2-4; the ratios, not the times, are what carries over):
+Measured on this machine (2026-11-23, 2 CPUs shared with four other agents, load 5-12: wall times stretch 3-5x
+and drift by the minute, so CPU time is what carries over):
 
-=====================================  ==========================
-serial, one thread                     1.00 (160-325 ms per page)
-``thread`` pool, 2 threads             0.79-1.08 (GIL-bound)
-``thread`` pool, 4 threads             0.65-0.88
-``process`` pool, 2 workers            1.08-1.11 (0.6-0.7 s to start both)
-=====================================  ==========================
+- Pool kinds, 150-200 real pages extracted in one process, speed-up over serial: ``thread`` 2 threads 0.79-1.08,
+  4 threads 0.65-0.88 (GIL-bound); ``process`` 2 workers 1.08-1.11 with serial and pool alternating, 1.2-2.75
+  in an asyncio loop with 16 pages in flight (0.6-0.7 s to start both workers).
+- A touch refresh of the Python docs (527 pages answer 200, same content), CPU by process: ``inline`` 69.9 s on
+  the reactor thread; ``process`` 5.7 s on the reactor thread + 68.1 s in 2 workers. The plain Scrapy full crawl
+  of the same site (bench/bare_spider.py, which parses every page for links) used 35.7 s on its one thread. With
+  two idle cores the touch refresh's critical path is thus about 34-37 s of CPU against the plain crawl's 36 s
+  (about 1.0x), where ``inline`` is 70 s (about 2x).
 
-So the default is ``process``: worker processes take the CPU work off the interpreter that runs the reactor,
-which then keeps downloading while pages are converted (on a loaded 2-core machine the pool cannot make the
-conversion itself much faster). Threads are kept as an option (``DOCSBOT_EXTRACT_POOL=thread``) for platforms
-where processes cannot start; they only help if lxml's share grows.
+So the default is ``process``. Threads remain an option (``DOCSBOT_EXTRACT_POOL=thread``) for platforms where
+processes cannot start.
 
 Operationally:
 
@@ -28,9 +28,10 @@ Operationally:
   embedding threads, psycopg pools) whose locks a forked child could inherit held. The fork server is a clean
   interpreter that imports :mod:`docsbot.extract` once; each worker is forked from it. Nothing of the spider or
   crawler is pickled: a task is ``(body bytes, url, encoding)`` and its result an
-  :class:`~docsbot.extract.ExtractedPage`. Under ``scrapy crawl`` (``python -m scrapy`` or the console script)
-  and Scrapyd (``python -m scrapyd.runner``) the main module is not re-run in workers (its code sits behind
-  ``if __name__ == "__main__"``).
+  :class:`~docsbot.extract.ExtractedPage`. Workers import the parent's main module only as ``__mp_main__``
+  (``python -m scrapy`` not even that), and ``scrapy``'s console script and Scrapyd's ``scrapyd.runner`` keep
+  their work behind ``if __name__ == "__main__"``; they get the parent's ``sys.path``, so a Scrapyd job's egg
+  too (tests/test_deploy.py indexes through Scrapyd with this pool).
 - :class:`~docsbot.extract.ExtractionError` raised in a worker is re-raised to the caller unchanged. A worker
   that dies (killed, out of memory, a crash in a C library) fails every task it had in flight with
   :class:`ExtractionWorkerDied`; the pool is rebuilt for the next task. Nothing waits forever.
