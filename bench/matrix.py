@@ -463,8 +463,10 @@ def render(rows: list[Row], *, notes: bool = True) -> str:
             notes_.append(f"reachable but not stored ({len(r.missing)}): {', '.join(r.missing[:8])}")
         if r.extra:
             notes_.append(f"stored but not reached by the walk ({len(r.extra)}): {', '.join(r.extra[:8])}")
-        if r.skipped:
-            notes_.append("full index skipped/failed: " + ", ".join(f"{k} {v}" for k, v in sorted(r.skipped.items())))
+        if any(r.skipped.values()):
+            notes_.append(
+                "full index skipped/failed: " + ", ".join(f"{k} {v}" for k, v in sorted(r.skipped.items()) if v)
+            )
         if r.walk_other:
             notes_.append("walk, not HTML: " + ", ".join(f"{k} {v}" for k, v in sorted(r.walk_other.items())))
         if r.release:
