@@ -12,8 +12,8 @@ reports the process's resident memory before and after, and its peak (``VmHWM``:
 read from included).
 
 ``replicate`` copies a version ``COPIES`` times into a new library, each copy's URLs (and links) under its own
-directory (``c0/``, ``c1/``...), so that a 9,000-page index stands for a 100,000-page site with as many distinct
-URLs and the same links per page.
+directory (``c0/``, ``c1/``...) under the same root URL, so that a 9,000-page index stands for a 100,000-page site
+with as many distinct URLs and the same links per page, all in scope.
 """
 
 from __future__ import annotations
@@ -108,9 +108,9 @@ def replicate(dsn: str, library: str, copies: int, new_library: str) -> int:
         library_id = conn.execute("INSERT INTO libraries (name) VALUES (%s) RETURNING id", (new_library,)).fetchone()[0]
         new_version = conn.execute(
             "INSERT INTO versions (library_id, name, root_url, settings, embedding_model, embedding_dim) "
-            "SELECT %s, name, replace(root_url, %s, %s || 'c0/'), settings, embedding_model, embedding_dim "
-            "FROM versions WHERE id = %s RETURNING id",
-            (library_id, prefix, prefix, version_id),
+            "SELECT %s, name, root_url, settings, embedding_model, embedding_dim FROM versions WHERE id = %s "
+            "RETURNING id",
+            (library_id, version_id),
         ).fetchone()[0]
         cur = conn.execute(
             "INSERT INTO pages (version_id, url, title, etag, last_modified, content_type, content_hash, depth, links) "
