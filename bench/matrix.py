@@ -552,6 +552,7 @@ def main() -> int:
     parser.add_argument("--phase-timeout", type=float, default=0, help="stop a docsbot phase after this many seconds")
     parser.add_argument("--merge", action="store_true", help="keep the report's other corpora (rows run now replace)")
     parser.add_argument("--write", action="store_true", help="put the table into BENCHMARKS.md and README.md")
+    parser.add_argument("--render-only", action="store_true", help="render the report's JSON again, run nothing")
     parser.add_argument("--scale", nargs="*", default=[], metavar="CORPUS", help="also measure scale on these")
     parser.add_argument("--scale-slice", type=int, default=500, help="--scale: the small size, in pages (0: none)")
     parser.add_argument("--repeat", type=int, default=3, help="--scale: refresh / plain all-304 alternations")
@@ -564,10 +565,18 @@ def main() -> int:
     report = Path(args.report)
     report.parent.mkdir(parents=True, exist_ok=True)
     kept: dict[str, Row] = {}
-    if args.merge and report.with_suffix(".json").exists():
+    if (args.merge or args.render_only) and report.with_suffix(".json").exists():
         for data in json.loads(report.with_suffix(".json").read_text()):
             data.pop("coverage", None)
             kept[data["corpus"]] = Row(**data)
+    if args.render_only:
+        ordered = [kept[c.name] for c in CORPORA if c.name in kept]
+        report.write_text("# docsbot corpus matrix\n\n" + render(ordered))
+        if args.write:
+            write_section(ROOT / "BENCHMARKS.md", render(ordered))
+            write_section(ROOT / "README.md", render(ordered, notes=False))
+        print(render(ordered))
+        return 0
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # `timeout`: tear the servers down, keep the report
     rows: list[Row] = []
     for i, corpus in enumerate(chosen):
