@@ -6,8 +6,8 @@ Serves a scratch copy of a docs tree (default: Debian's Python 3.11 HTML docs) w
 1. full index;
 2. a plain Scrapy crawl of the same site (bench/bare_spider.py), recording validators;
 3. ``--repeat`` alternations of: docsbot unchanged refresh, the plain crawl sending stored validators (all 304);
-4. raw embedding throughput of the model on a run of the index's chunks (fastembed alone, same batch size), measured
-   here and again at the end; the ratio uses the faster;
+4. raw embedding throughput of the model on a random sample of the index's chunks (fastembed alone, fed as the
+   pipeline feeds it), measured here and again at the end; the ratio uses the faster;
 5. a seeded docs release (bench/mutate.py: 5% edited, 2% deleted, 2% added) and a refresh (``prune=orphans``),
    checked against a fresh full index of the mutated tree: same pages, same chunk texts, or the bench fails;
 6. a touch refresh: every file's mtime changed, content the same, then the plain full crawl again (adjacent in time,
@@ -323,10 +323,12 @@ class Bench:
         return out
 
     def embedding_throughput(self, sample: int) -> tuple[int, float]:
-        """fastembed alone (no docsbot code in the loop) on ``sample`` consecutive chunks of the index, in the
-        order the index stored (and embedded) them, ``DOCSBOT_EMBED_BATCH_SIZE`` texts per call: the same texts in
-        the same batches as the pipeline, so the ratio compares like with like. The run starts at a seeded offset.
-        Returns (texts, texts per second)."""
+        """fastembed alone (no docsbot code in the loop) on ``sample`` chunks drawn uniformly at random (seeded)
+        from the whole index, fed to the model as the pipeline feeds it: groups of ``EmbedPipeline.max_texts``
+        sorted by length, ``DOCSBOT_EMBED_BATCH_SIZE`` texts per model batch. A chunk's cost grows with its length, and
+        a run of consecutive chunks (one or two pages) can be much longer or shorter than the index's average:
+        a random sample estimates the cost of the index's own mix within a few percent. Returns (texts, texts per
+        second)."""
         from scrapy.settings import Settings
 
         from docsbot.chunking import embed_text
@@ -337,13 +339,15 @@ class Bench:
         if self.args.embedder:
             settings.set("DOCSBOT_EMBEDDER", self.args.embedder)
         with self.conn() as conn:
-            total = conn.execute("SELECT count(*) FROM documents").fetchone()[0]
-            offset = random.Random(self.args.seed).randrange(max(total - sample, 0) + 1)
+            ids = [row[0] for row in conn.execute("SELECT id FROM documents ORDER BY id")]
+            chosen = sorted(random.Random(self.args.seed).sample(ids, min(sample, len(ids))))
             rows = conn.execute(
-                "SELECT context, content FROM documents ORDER BY id OFFSET %s LIMIT %s", (offset, sample)
+                "SELECT context, content FROM documents WHERE id = ANY(%s) ORDER BY id", (chosen,)
             ).fetchall()
         texts = [embed_text(c, t, 4 * settings.getint("DOCSBOT_CONTEXT_TOKENS")) for c, t in rows]
         batch = settings.getint("DOCSBOT_EMBED_BATCH_SIZE")
+        group = 8 * batch  # EmbedPipeline's EmbeddingBatcher(max_texts=8 * DOCSBOT_EMBED_BATCH_SIZE)
+        fed = [t for i in range(0, len(texts), group) for t in sorted(texts[i : i + group], key=len)]
         embedder = load_embedder(settings)
         if hasattr(embedder, "_load"):  # the real model: time fastembed itself
             model = embedder._load()
@@ -353,11 +357,11 @@ class Bench:
 
         else:
             embed = embedder.embed
-        embed(texts[:8])  # warm up
+        embed(fed[:8])  # warm up
         start = time.monotonic()
-        for i in range(0, len(texts), batch):
-            embed(texts[i : i + batch])
-        return len(texts), len(texts) / max(time.monotonic() - start, 1e-9)
+        for i in range(0, len(fed), group):
+            embed(fed[i : i + group])
+        return len(fed), len(fed) / max(time.monotonic() - start, 1e-9)
 
     def db_size(self) -> int:
         with self.conn() as conn:

@@ -558,12 +558,17 @@ class PageStore:
         await self._retrying("recording the run", finish, patient=True)
 
 
+_SYMBOL_SEPARATOR = re.compile(r"(::|[.:])")
+
+
 def symbol_keys(name: str) -> list[str]:
-    """The keys a symbol is found by: its lower-cased name without a trailing ``()`` and each of its dotted
-    last parts (``os.path.join`` → ``os.path.join``, ``path.join``, ``join``)."""
+    """The keys a symbol is found by: its lower-cased name without a trailing ``()`` and each of its last parts,
+    parts being separated by ``.``, ``::`` (Rust, C++) or ``:`` (GObject properties): ``os.path.join`` →
+    ``os.path.join``, ``path.join``, ``join``; ``std::vec::Vec::push`` → ..., ``vec::push``, ``push``."""
     name = name.strip().lower().removesuffix("()")
-    parts = [p for p in name.split(".") if p]
-    return list(dict.fromkeys(".".join(parts[i:]) for i in range(len(parts)))) or [name]
+    tokens = _SYMBOL_SEPARATOR.split(name)  # part, separator, part, ...
+    keys = ["".join(tokens[i:]) for i in range(0, len(tokens), 2) if tokens[i]]
+    return list(dict.fromkeys(keys)) or [name]
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,8 @@ MAIN_CONTENT_XPATHS = (
     "//main",
     "//article",
     "//div[contains(concat(' ', normalize-space(@class), ' '), ' body ')]",
+    # AsciiDoc (asciidoc and Asciidoctor): body > #header (the h1 and a man page's NAME section), #content, #footer.
+    "//body[div[@id='header'] and div[@id='content']]",
     "//*[@id='content']",
     "//body",
 )
@@ -50,8 +52,12 @@ CHROME_XPATH = " | ".join(
         "//noscript",
         "//template",
         "//nav",
-        "//header",
+        # A <header> is the page's banner only outside sectioning content (HTML-AAM: role=banner); inside
+        # <main>, <article> or <section> it holds the heading (gi-docgen: <section id="main"><header><h1>).
+        "//header[not(ancestor::main or ancestor::article or ancestor::section or ancestor::aside"
+        " or ancestor::*[@role='main'])]",
         "//footer",
+        "//*[@id='footer']",
         "//aside",
         "//form",
         "//button",
@@ -62,11 +68,20 @@ CHROME_XPATH = " | ".join(
         "//*[contains(concat(' ', normalize-space(@class), ' '), ' related ')]",
         "//*[contains(@class, 'edit-this-page') or contains(@class, 'md-content__button')]",
         "//*[contains(@class, 'md-source-file') or contains(@class, 'rst-footer-buttons')]",
+        # rustdoc's version/source/run links and toggles; gi-docgen's [src] links.
+        "//*[@id='toggle-all-docs'] | //summary[contains(@class, 'hideme')]",
+        "//*[contains(concat(' ', normalize-space(@class), ' '), ' out-of-band ')"
+        " or contains(concat(' ', normalize-space(@class), ' '), ' rightside ')"
+        " or contains(concat(' ', normalize-space(@class), ' '), ' srclink ')"
+        " or contains(concat(' ', normalize-space(@class), ' '), ' test-arrow ')]",
+        # DocBook XSL's Prev/Up/Next tables.
+        "//div[@class='navheader' or @class='navfooter']",
     ]
 )
 _LANGUAGE_CLASS = re.compile(r"(?:^|\s)(?:highlight|language|lang)-([\w+#.-]+)")
 _BLANK_LINES = re.compile(r"\n{3,}")
 _PILCROW = re.compile(r"\s*[¶#]\s*$")
+_WORD_CHARS = re.compile(r"\W+")
 
 
 # A share of control characters (or U+FFFD from undecodable bytes) above this, in the first BINARY_SAMPLE
@@ -262,13 +277,38 @@ def extract_page(html: str | bytes, url: str, encoding: str | None = None) -> Ex
         return ExtractedPage(page_title, "", list(links), canonical)
     h1 = main.xpath(".//h1")
     title = _PILCROW.sub("", _text(h1[0])) if h1 else page_title
+    if _WORD_CHARS.sub("", title) == _WORD_CHARS.sub("", page_title):
+        # The same name, but <title> keeps its separators: gi-docgen's <h1> "Gtk/Button/set_label" is drawn with
+        # empty <span class="sep">s, its <title> is "Gtk.Button.set_label".
+        title = page_title
     share = link_share(main)
     symbols = find_symbols(main)
+    _normalize_markup(main)
     ids = _mark_anchors(main)
     markdown = _CONVERTER.convert(lxml.html.tostring(main, encoding="unicode"))
     markdown = _BLANK_LINES.sub("\n\n", markdown).strip()
     markdown, anchors = _take_anchor_marks(markdown, ids)
     return ExtractedPage(title or page_title, markdown, list(links), canonical, anchors, symbols, share)
+
+
+def _normalize_markup(main) -> None:  # noqa: ANN001 - an lxml element
+    """Undo markup that converts badly: a ``<pre>`` nested in another (gi-docgen: ``<pre><code><div
+    class="highlight"><pre>``) becomes one code block instead of a fence inside a fence, and the empty ``<span
+    class="sep">`` that gi-docgen draws between the parts of a heading (``Gtk/Button/set_label``) becomes a dot."""
+    for outer in main.xpath(".//pre[count(.//pre) = 1]"):
+        if outer.getparent() is None:
+            continue
+        inner = outer.xpath(".//pre")[0]
+        inner.tail = outer.tail
+        outer.getparent().replace(outer, inner)
+    for sep in main.xpath(".//h1//span[@class='sep'][not(normalize-space())]"):
+        sep.text = "."
+        sep.tail = (sep.tail or "").lstrip()
+        previous = sep.getprevious()
+        if previous is not None:
+            previous.tail = (previous.tail or "").rstrip()
+        else:
+            sep.getparent().text = (sep.getparent().text or "").rstrip()
 
 
 def link_share(node) -> float:  # noqa: ANN001 - an lxml element
@@ -285,17 +325,31 @@ _ROLE_ID = re.compile(r"^(?!index-)[a-z_]+:(?P<name>[^\s:][^\s]*)$")  # CMake's 
 
 
 def find_symbols(main) -> list[Symbol]:  # noqa: ANN001 - an lxml element
-    """API names defined in ``main``: Sphinx signatures (``dt[id]`` with class ``sig``: the name as shown,
-    ``sig-prename`` + ``sig-name``), Sphinx module targets (``id="module-NAME"``) and role-qualified targets
-    (``id="role:NAME"``, CMake). Deduplicated, document order."""
+    """API names defined in ``main``, deduplicated, in document order, from the markup each generator gives them:
+
+    - Sphinx: signatures (``dt[id]`` with class ``sig``: the name as shown, ``sig-prename`` + ``sig-name``),
+      module targets (``id="module-NAME"``) and role-qualified targets (``id="role:NAME"``, CMake);
+    - rustdoc: the item of the page (``<h1>Struct std::vec::Vec``, anchor ``main-content``) and its members
+      (``id="method.push"`` → ``std::vec::Vec::push``);
+    - Javadoc: the type of the page (package + ``<h1 title="Class ArrayList">``, anchor ``class-description``) and
+      its member details (``<section class="detail" id="add(E)"><h3>add`` → ``java.util.ArrayList.add``);
+    - gi-docgen: the symbol of the page (``<section id="main"><header><h1>`` drawn as ``Gtk/Button/set_label`` →
+      ``Gtk.Button.set_label``) and the C function its declaration shows (``gtk_button_set_label``).
+    """
     found: dict[str, Symbol] = {}
+
+    def add(name: str, anchor: str) -> None:
+        if name and anchor and name not in found:
+            found[name] = Symbol(name, anchor)
+
+    rust_item = _rustdoc_item(main)
+    java_type = _javadoc_type(main)
     for el in main.iter():
         if not isinstance(el.tag, str):
             continue
         ident = el.get("id")
         if not ident:
             continue
-        name = ""
         if el.tag == "dt" and "sig" in (el.get("class") or "").split():
             parts = el.xpath(".//*[contains(@class, 'sig-prename') or contains(@class, 'sig-name')]")
             name = "".join("".join(p.text_content().split()) for p in parts) or ident
@@ -303,15 +357,76 @@ def find_symbols(main) -> list[Symbol]:  # noqa: ANN001 - an lxml element
             # A method shows only "count" inside its class; its id has the whole dotted name.
             if ident_name != name and ident_name.endswith(name) and re.fullmatch(r"[\w.]+", ident_name):
                 name = ident_name
+            add(name, ident)
         elif ident.startswith("module-") and len(ident) > 7:
-            name = ident[7:]
-        else:
-            m = _ROLE_ID.match(ident)
-            if m:
-                name = m.group("name")
-        if name and name not in found:
-            found[name] = Symbol(name, ident)
+            add(ident[7:], ident)
+        elif rust_item and (m := _RUSTDOC_MEMBER.match(ident)):
+            add(f"{rust_item}::{m.group(1)}", ident)
+        elif rust_item and ident == "main-content":
+            add(rust_item, ident)
+        elif java_type and ident == "class-description":
+            add(java_type, ident)
+        elif java_type and el.tag == "section" and "detail" in (el.get("class") or "").split():
+            heading = el.find(".//h3")
+            member = _text(heading) if heading is not None else ""
+            if re.fullmatch(r"\w+", member) and member != java_type.rpartition(".")[2]:  # not a constructor
+                add(f"{java_type}.{member}", ident)
+        elif ident == "main" and el.tag == "section":
+            for name in _gidocgen_names(el):
+                add(name, ident)
+        elif m := _ROLE_ID.match(ident):
+            add(m.group("name"), ident)
     return list(found.values())
+
+
+_RUSTDOC_ITEM = re.compile(
+    r"^(?:Struct|Enum|Trait|Function|Macro|Module|Constant|Static|Type Definition|Union|Primitive Type|Keyword"
+    r"|Attribute Macro|Derive Macro|Trait Alias|Type Alias|Crate)\s+(\S+)$"
+)
+_RUSTDOC_MEMBER = re.compile(
+    r"^(?:method|tymethod|structfield|variant|associatedtype|associatedconstant|field)\.(\w+)$"
+)
+_C_FUNCTION = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+
+
+def _rustdoc_item(main) -> str:  # noqa: ANN001
+    """``std::vec::Vec`` from rustdoc's ``<h1 class="fqn">`` (1.63) or ``.main-heading h1``: "Struct std::vec::Vec"."""
+    for h1 in main.xpath(".//h1[contains(@class, 'fqn')] | .//*[contains(@class, 'main-heading')]/h1"):
+        m = _RUSTDOC_ITEM.match(re.sub(r"\s*::\s*", "::", _text(h1)))
+        if m:
+            return m.group(1)
+    return ""
+
+
+def _javadoc_type(main) -> str:  # noqa: ANN001
+    """``java.util.ArrayList`` from Javadoc's package sub-title and ``<h1 class="title" title="Class ArrayList">``."""
+    h1 = main.xpath(".//h1[contains(@class, 'title')][@title]")
+    package = main.xpath(".//*[contains(@class, 'sub-title')][*[contains(@class, 'package-label')]]/a")
+    if not h1 or not package:
+        return ""
+    name = h1[0].get("title").split()[-1]
+    return f"{_text(package[0])}.{name}" if re.fullmatch(r"[\w$]+", name) else ""
+
+
+def _gidocgen_names(section) -> list[str]:  # noqa: ANN001
+    """gi-docgen's page symbol from ``<header><h1>``, its parts drawn apart by empty ``<span class="sep">``
+    (``Gtk.Button.set_label``), and the C function of its declaration block (``gtk_button_set_label``)."""
+    h1 = section.find("header/h1")
+    if h1 is None:
+        return []
+    parts = [h1.text or ""]
+    for child in h1:
+        parts.append("." if "sep" in (child.get("class") or "").split() else child.text_content())
+        parts.append(child.tail or "")
+    names = ["".join("".join(parts).split())]
+    if names[0].count(".") == 1:  # a type: Gtk.Button is the C type GtkButton
+        names.append(names[0].replace(".", ""))
+    for decl in section.xpath(".//div[contains(@class, 'declaration')]//pre"):
+        m = _C_FUNCTION.search(decl.text_content())
+        if m:
+            names.append(m.group(1))
+        break
+    return [n for n in names if re.fullmatch(r"[\w.:-]+", n)]
 
 
 _MARK = "\uf8ff"  # a private-use character: marks where an anchored element's text starts, then removed

@@ -452,30 +452,28 @@ class DocsIndex:
         target = versions[0]
         label = version_label(target.library, target.name)
         backend: Literal["local", "scrapyd"] = "scrapyd" if self.scrapyd_url else "local"
+
+        def result(run_id: str, started: bool, message: str, scrapyd_job: str | None = None) -> RefreshResult:
+            return RefreshResult(
+                run_id=run_id,
+                library=target.library,
+                version=target.name,
+                started=started,
+                backend=backend,
+                scrapyd_job=scrapyd_job,
+                message=message,
+            )
+
         with self._refresh_lock:
             for launch in self._launches.values():
                 if launch.version.id == target.id and self._launch_state(launch).state in ("starting", "running"):
-                    return RefreshResult(
-                        run_id=launch.run_id,
-                        library=target.library,
-                        version=target.name,
-                        started=False,
-                        backend=backend,
-                        scrapyd_job=launch.scrapyd_job,
-                        message=f"a refresh of {label} started by this server is already in progress",
-                    )
+                    message = f"a refresh of {label} started by this server is already in progress"
+                    return result(launch.run_id, False, message, launch.scrapyd_job)
             with self.searcher.connection() as conn:
                 if target.id in db.running_version_ids(conn):
                     run = db.latest_run_id(conn, target.id)
-                    return RefreshResult(
-                        run_id=str(run) if run else "",
-                        library=target.library,
-                        version=target.name,
-                        started=False,
-                        backend=backend,
-                        message=f"another run of {label} is in progress (one run per version at a time); "
-                        "nothing was started",
-                    )
+                    message = f"another run of {label} is in progress (one run per version at a time); "
+                    return result(str(run) if run else "", False, message + "nothing was started")
                 since = db.database_now(conn)
             launch = Launch(f"mcp-{uuid.uuid4().hex[:12]}", target, since)
             if backend == "scrapyd":
@@ -486,15 +484,7 @@ class DocsIndex:
                 message = f"refresh of {label} started (process {launch.process.pid})"
             self._launches[launch.run_id] = launch
         logger.info("%s (run %s)", message, launch.run_id)
-        return RefreshResult(
-            run_id=launch.run_id,
-            library=target.library,
-            version=target.name,
-            started=True,
-            backend=backend,
-            scrapyd_job=launch.scrapyd_job,
-            message=message + "; poll get_run with its run_id",
-        )
+        return result(launch.run_id, True, message + "; poll get_run with its run_id", launch.scrapyd_job)
 
     def _require_refresh(self) -> None:
         if not self.allow_refresh:

@@ -67,6 +67,9 @@ DOCSBOT_CONTEXT_TOKENS = _env_number("DOCSBOT_CONTEXT_TOKENS", "32")
 # or "inline" (the reactor thread). Workers: 0 = the number of CPUs, at most 4. They start on the first 200.
 DOCSBOT_EXTRACT_POOL = os.environ.get("DOCSBOT_EXTRACT_POOL", "process")
 DOCSBOT_EXTRACT_WORKERS = _env_number("DOCSBOT_EXTRACT_WORKERS", "0")
+# Seconds of wall time a worker process may spend on one page before it is stopped and the page counted failed
+# (kept as stored); 0 = no limit. Threads cannot be stopped: no limit for "thread" and "inline".
+DOCSBOT_EXTRACT_TIMEOUT = _env_number("DOCSBOT_EXTRACT_TIMEOUT", "60", float)
 
 # --- Crawl ------------------------------------------------------------------------------------------------
 USER_AGENT = "docsbot/0.1 (documentation indexer; +https://pypi.org/project/scrapy/)"

@@ -32,13 +32,19 @@ Operationally:
   (``python -m scrapy`` not even that), and ``scrapy``'s console script and Scrapyd's ``scrapyd.runner`` keep
   their work behind ``if __name__ == "__main__"``; they get the parent's ``sys.path``, so a Scrapyd job's egg
   too (tests/test_deploy.py indexes through Scrapyd with this pool).
-- :class:`~docsbot.extract.ExtractionError` raised in a worker is re-raised to the caller unchanged. A worker
-  that dies (killed, out of memory, a crash in a C library) fails every task it had in flight with
-  :class:`ExtractionWorkerDied`; the pool is rebuilt for the next task. Nothing waits forever.
+- The process pool is pebble's ``ProcessPool`` (a maintained library; the standard ``ProcessPoolExecutor`` can
+  neither stop one task nor survive a dead worker). :class:`~docsbot.extract.ExtractionError` raised in a worker
+  is re-raised to the caller unchanged. A worker that dies (killed, out of memory, a crash in a C library) fails
+  its page with :class:`ExtractionWorkerDied`; a page whose extraction runs longer than ``DOCSBOT_EXTRACT_TIMEOUT``
+  seconds (a pathological document that makes the converter loop) has its worker stopped and fails with
+  :class:`ExtractionTimeout`. Either way pebble starts a new worker, the other pages in flight go on, and the
+  spider keeps the stored page as it was and counts it failed. Nothing waits forever. Threads cannot be stopped:
+  ``thread`` and ``inline`` have no timeout.
 - The pool is shut down at ``spider_closed`` (workers exit; queued tasks are cancelled).
 
 Settings: ``DOCSBOT_EXTRACT_POOL`` (``process``, default; ``thread``; ``inline`` runs on the calling thread, for
-debugging) and ``DOCSBOT_EXTRACT_WORKERS`` (``0``, default: the number of CPUs, at most 4).
+debugging), ``DOCSBOT_EXTRACT_WORKERS`` (``0``, default: the number of CPUs, at most 4) and
+``DOCSBOT_EXTRACT_TIMEOUT`` (seconds of wall time per page in a worker, default 60; 0 = no limit).
 """
 
 from __future__ import annotations
@@ -48,10 +54,11 @@ import logging
 import multiprocessing
 import os
 import threading
-from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from pebble import ProcessExpired, ProcessPool
 from scrapy import signals
 
 from docsbot.errors import DocsbotError
@@ -63,18 +70,24 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
 
-__all__ = ["ExtractionPool", "ExtractionWorkerDied", "POOL_KINDS", "extract_body"]
+__all__ = ["ExtractionPool", "ExtractionTimeout", "ExtractionWorkerDied", "POOL_KINDS", "extract_body"]
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 POOL_KINDS = ("process", "thread", "inline")
 _MAX_DEFAULT_WORKERS = 4
+DEFAULT_TIMEOUT = 60.0
 
 
 class ExtractionWorkerDied(DocsbotError, RuntimeError):
     """The worker process extracting a page exited before answering (killed, out of memory, crashed). The page
-    is not extracted; the pool starts new workers for the next pages."""
+    is not extracted; the pool starts a new worker for the next pages."""
+
+
+class ExtractionTimeout(ExtractionWorkerDied):
+    """A page's extraction ran longer than ``DOCSBOT_EXTRACT_TIMEOUT`` seconds; its worker was stopped (and
+    replaced). The page is not extracted."""
 
 
 def extract_body(body: bytes, url: str, encoding: str | None) -> ExtractedPage:
@@ -102,48 +115,60 @@ class ExtractionPool:
     """Runs :func:`extract_body` in a pool of ``workers`` processes (``kind="process"``) or threads
     (``"thread"``), or on the calling thread (``"inline"``). Built once per crawl by :meth:`from_crawler`,
     which closes it at ``spider_closed``. Must be awaited from the asyncio event loop (Scrapy's default
-    asyncio reactor).
+    asyncio reactor). ``timeout``: seconds a worker process may spend on one page (``None``: no limit).
 
-    Stats (with a crawler): ``docsbot/extract/pages``, ``docsbot/extract/worker_died``.
+    Stats (with a crawler): ``docsbot/extract/pages``, ``docsbot/extract/worker_died``,
+    ``docsbot/extract/timeout``.
     """
 
-    def __init__(self, kind: str = "process", workers: int = 2, crawler: Crawler | None = None) -> None:
+    def __init__(
+        self,
+        kind: str = "process",
+        workers: int = 2,
+        crawler: Crawler | None = None,
+        timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> None:
         if kind not in POOL_KINDS:
             raise ValueError(f"DOCSBOT_EXTRACT_POOL must be one of {', '.join(POOL_KINDS)}, got {kind!r}")
         if workers < 1:
             raise ValueError(f"DOCSBOT_EXTRACT_WORKERS must be >= 1, got {workers}")
+        if timeout is not None and timeout < 0:
+            raise ValueError(f"DOCSBOT_EXTRACT_TIMEOUT must be >= 0 seconds, got {timeout}")
         self.kind = kind
         self.workers = workers
         self.crawler = crawler
-        self._executor: Executor | None = None
+        self.timeout = timeout or None
+        self._executor: ProcessPool | ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
         self._closed = False
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ExtractionPool:
         settings = crawler.settings
-        pool = cls(settings.get("DOCSBOT_EXTRACT_POOL", "process"), default_workers(settings), crawler)
+        pool = cls(
+            settings.get("DOCSBOT_EXTRACT_POOL", "process"),
+            default_workers(settings),
+            crawler,
+            settings.getfloat("DOCSBOT_EXTRACT_TIMEOUT", DEFAULT_TIMEOUT),
+        )
         crawler.signals.connect(pool.close, signal=signals.spider_closed)
         return pool
 
-    def _get_executor(self) -> Executor:
+    def _get_executor(self) -> ProcessPool | ThreadPoolExecutor:
         with self._lock:
             if self._closed:
                 raise RuntimeError("the extraction pool is closed")
             if self._executor is None:
                 if self.kind == "process":
-                    self._executor = ProcessPoolExecutor(self.workers, mp_context=_mp_context())
+                    self._executor = ProcessPool(max_workers=self.workers, context=_mp_context())
                 else:
                     self._executor = ThreadPoolExecutor(self.workers, thread_name_prefix="docsbot-extract")
                 logger.debug("started %d extraction %s workers", self.workers, self.kind)
             return self._executor
 
-    def _discard(self, executor: Executor) -> None:
-        """Forget a broken process pool (a worker died); the next task starts a new one."""
-        with self._lock:
-            if self._executor is executor:
-                self._executor = None
-        executor.shutdown(wait=False, cancel_futures=True)
+    def _count(self, stat: str) -> None:
+        if self.crawler is not None:
+            self.crawler.stats.inc_value(stat)
 
     async def extract(self, body: bytes, url: str, encoding: str | None) -> ExtractedPage:
         """The page extracted from ``body`` (the response's bytes, ``encoding`` as Scrapy resolved it).
@@ -151,33 +176,37 @@ class ExtractionPool:
         Raises :class:`~docsbot.extract.ExtractionError` (empty or unparseable document) and
         :class:`ExtractionWorkerDied` (the worker exited before answering).
         """
-        if self.crawler is not None:
-            self.crawler.stats.inc_value("docsbot/extract/pages")
+        self._count("docsbot/extract/pages")
         if self.kind == "inline":
             return extract_body(body, url, encoding)
         return await self._run(url, extract_body, body, url, encoding)
 
     async def _run(self, what: str, func: Callable[..., T], *args: Any) -> T:
-        """``func(*args)`` in the pool; ``what`` names the task in errors."""
+        """``func(*args)`` in the pool; ``what`` names the task in errors. Raises :class:`ExtractionTimeout` and
+        :class:`ExtractionWorkerDied` (process pool), or what ``func`` raised."""
         executor = self._get_executor()
+        if isinstance(executor, ThreadPoolExecutor):
+            return await asyncio.wrap_future(executor.submit(func, *args))
         try:
-            future = executor.submit(func, *args)
-        except BrokenProcessPool:  # a worker died since the last task: start a new pool
-            self._discard(executor)
-            executor = self._get_executor()
-            future = executor.submit(func, *args)
-        try:
-            return await asyncio.wrap_future(future)
-        except BrokenProcessPool as exc:
-            self._discard(executor)
-            if self.crawler is not None:
-                self.crawler.stats.inc_value("docsbot/extract/worker_died")
-            raise ExtractionWorkerDied(f"the extraction worker for {what} exited before answering") from exc
+            return await asyncio.wrap_future(executor.schedule(func, args=args, timeout=self.timeout))
+        except FutureTimeout as exc:
+            self._count("docsbot/extract/timeout")
+            raise ExtractionTimeout(
+                f"extracting {what} took over {self.timeout:g} s (DOCSBOT_EXTRACT_TIMEOUT); its worker was stopped"
+            ) from exc
+        except ProcessExpired as exc:
+            self._count("docsbot/extract/worker_died")
+            raise ExtractionWorkerDied(
+                f"the extraction worker for {what} exited before answering (exit code {exc.exitcode})"
+            ) from exc
 
     def close(self) -> None:
         """Stop the workers (they are idle at the end of a crawl); pending tasks are cancelled. Idempotent."""
         with self._lock:
             self._closed = True
             executor, self._executor = self._executor, None
-        if executor is not None:
+        if isinstance(executor, ProcessPool):
+            executor.stop()
+            executor.join()
+        elif executor is not None:
             executor.shutdown(wait=True, cancel_futures=True)

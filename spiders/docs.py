@@ -160,7 +160,7 @@ class DocsSpider(scrapy.Spider):
             except ExtractionError as exc:
                 stats.inc_value("docsbot/skipped/unparseable")
                 logger.warning("not indexing %s: %s", url, exc)
-            except ExtractionWorkerDied as exc:  # a crash, not the page's fault: kept as stored, counted failed
+            except ExtractionWorkerDied as exc:  # a crash or a timeout (ExtractionTimeout): kept as stored, failed
                 stats.inc_value("docsbot/failed")
                 logger.warning("keeping %s as it was: %s", url, exc)
         if extracted is None:  # kept as stored; pages reachable only through it are still reached

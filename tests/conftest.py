@@ -122,18 +122,25 @@ def crawl(database_url, tmp_path):
             cmd += ["-a", f"{key}={value}"]
         for key, value in (settings or {}).items():
             cmd += ["-s", f"{key}={value}"]
-        full_env = {
-            **os.environ,
-            "DATABASE_URL": database_url,
-            "DOCSBOT_EMBEDDER": embedder,
-            "DOCSBOT_DATA_DIR": str(tmp_path / "data"),
-            "DOCSBOT_MODELS_DIR": os.environ.get("DOCSBOT_MODELS_DIR", _default_models_dir()),
-            "PYTHONPATH": str(ROOT),
-            **(env or {}),
-        }
+        full_env = docsbot_env(database_url, tmp_path, DOCSBOT_EMBEDDER=embedder, **(env or {}))
         return subprocess.run(cmd, cwd=ROOT, env=full_env, capture_output=True, text=True, timeout=600)
 
     return run
+
+
+def docsbot_env(database_url: str, tmp_path: Path, **extra: str) -> dict[str, str]:
+    """The environment of a docsbot process a test starts (``scrapy crawl``, ``docsbot mcp``): this one's, plus
+    the test database, the hashing embedder, a data directory under ``tmp_path``, the exported model's directory
+    and this checkout on ``PYTHONPATH``; ``extra`` overrides any of them."""
+    return {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "DOCSBOT_EMBEDDER": "tests.embedders.HashingEmbedder",
+        "DOCSBOT_DATA_DIR": str(tmp_path / "data"),
+        "DOCSBOT_MODELS_DIR": os.environ.get("DOCSBOT_MODELS_DIR", _default_models_dir()),
+        "PYTHONPATH": str(ROOT),
+        **extra,
+    }
 
 
 def _default_models_dir() -> str:
@@ -142,4 +149,4 @@ def _default_models_dir() -> str:
     return DOCSBOT_MODELS_DIR
 
 
-__all__ = ["html_page"]
+__all__ = ["docsbot_env", "html_page"]

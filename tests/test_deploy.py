@@ -101,6 +101,21 @@ class Scrapyd:
             time.sleep(0.5)
         raise AssertionError(f"Scrapyd job {job} did not finish in {timeout} s")
 
+    def deploy(self, version: str = "r1") -> str:
+        """``scrapyd-deploy remote`` of this checkout (scrapy.cfg's ``[deploy:remote]``, SCRAPYD_URL) as a user
+        runs it; returns its output, asserting it succeeded."""
+        result = subprocess.run(
+            [str(Path(sys.executable).parent / "scrapyd-deploy"), "remote", "--version", version],
+            cwd=ROOT,
+            env={**os.environ, "SCRAPYD_URL": self.url},
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        output = result.stdout + result.stderr
+        assert result.returncode == 0, output
+        return output
+
     def close(self) -> None:
         self.proc.terminate()
         self.proc.wait(timeout=30)
@@ -124,16 +139,7 @@ def scrapyd(tmp_path, database_url):
 
 @pytest.mark.model
 def test_scrapyd_deploy_then_index_and_refresh_jobs(scrapyd, docsite, db):
-    deploy = subprocess.run(
-        [str(Path(sys.executable).parent / "scrapyd-deploy"), "remote", "--version", "r1"],
-        cwd=ROOT,
-        env={**os.environ, "SCRAPYD_URL": scrapyd.url},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert deploy.returncode == 0, deploy.stdout + deploy.stderr
-    assert '"status": "ok"' in deploy.stdout + deploy.stderr
+    assert '"status": "ok"' in scrapyd.deploy()
     assert scrapyd.get("listspiders.json", project="docsbot")["spiders"] == ["docs"]
     [egg] = (scrapyd.workdir / "eggs/docsbot").glob("*.egg")
     assert set(zipfile.ZipFile(egg).namelist()) >= EGG_MUST_CONTAIN

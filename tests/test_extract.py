@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from docsbot.extract import ExtractionError, content_hash, extract_page
+from docsbot.extract import ExtractionError, Symbol, content_hash, extract_page
 
 SPHINX = """<!DOCTYPE html><html><head><title>asyncio — Python 3.11 documentation</title>
 <link rel="canonical" href="https://docs.python.org/3/library/asyncio-task.html"></head><body>
@@ -142,7 +142,7 @@ DOCBOOK_LATIN1 = (
 def test_xhtml_with_an_xml_encoding_declaration_is_parsed_from_bytes(encoding):
     # lxml refuses a str carrying `<?xml ... encoding=...?>`: this is why git-doc's 242 pages were not indexed.
     page = extract_page(ASCIIDOC_XHTML.encode("utf-8"), "http://h/git/git-add.html", encoding)
-    assert page.title == "git-add(1)"
+    assert page.title == "git-add(1) Manual Page"  # the <h1> of AsciiDoc's #header
     assert "## SYNOPSIS" in page.markdown and "## DESCRIPTION" in page.markdown
     assert "[--] [<pathspec>…]" in page.markdown  # entities and a non-ASCII character decoded
     assert "staged for the next commit" in page.markdown
@@ -299,3 +299,161 @@ def test_a_method_is_named_by_its_whole_dotted_id():
     <dd><p>Count.</p></dd></dl></dd></dl></div></body></html>"""
     names = [s.name for s in extract_page(html, "http://h/collections.html").symbols]
     assert names == ["collections.deque", "collections.deque.count"]
+
+
+GIDOCGEN = """<!DOCTYPE html><html><head><title>Gtk.Button.set_label</title></head><body>
+<header class="site"><a href="index.html">Gtk 4 reference</a></header>
+<div id="body-wrapper"><nav class="sidebar"><a href="class.Button.html">Button</a></nav>
+<section id="main" class="content">
+  <header><h3>Method</h3>
+    <h1><a href="index.html">Gtk</a><span class="sep"></span><a href="class.Button.html">Button</a>
+<span class="sep"></span>set_label</h1>
+  </header>
+  <section><div class="declaration toggle-wrapper">
+    <h4 id="declaration">Declaration <a class="srclink" href="https://gitlab.gnome.org/x.h#L94">[src]</a></h4>
+    <div class="docblock c-decl"><pre><code><div class="highlight"><pre><span class="kt">void</span>
+<span class="n">gtk_button_set_label</span> (GtkButton* button, const char* label)
+</pre></div></code></pre></div>
+  </div>
+  <div class="docblock"><p>Sets the text of the label of the button to <code>label</code>.</p></div></section>
+</section></div></body></html>"""
+
+
+def test_gidocgen_heading_inside_the_main_section_is_the_title_and_its_declaration_a_symbol():
+    """gi-docgen puts the page's <h1> in a <header> inside <section id="main">: a section header, not the site's
+    banner (HTML-AAM), so it stays; its parts, drawn apart by empty <span class="sep">, keep their dots."""
+    page = extract_page(GIDOCGEN, "http://h/gtk4/method.Button.set_label.html")
+    assert page.title == "Gtk.Button.set_label"
+    assert "# Gtk.Button.set_label\n" in page.markdown
+    assert "Gtk 4 reference" not in page.markdown  # the banner <header> outside the section is still chrome
+    assert "[src]" not in page.markdown
+    assert page.markdown.count("```") == 2  # one code block, not a fence inside a fence
+    assert "```\nvoid\ngtk_button_set_label (GtkButton* button, const char* label)\n```" in page.markdown
+    assert page.symbols == [Symbol("Gtk.Button.set_label", "main"), Symbol("gtk_button_set_label", "main")]
+
+
+ASCIIDOC_MANPAGE = """<?xml version="1.0" encoding="UTF-8"?>
+<html xmlns="http://www.w3.org/1999/xhtml"><head><title>git-add(1)</title>
+<meta name="generator" content="AsciiDoc 10.2.0" /></head>
+<body class="manpage">
+<div id="header"><h1>git-add(1) Manual Page</h1>
+<h2>NAME</h2><div class="sectionbody"><p>git-add - Add file contents to the index</p></div></div>
+<div id="content"><div class="sect1"><h2 id="_synopsis">SYNOPSIS</h2>
+<div class="sectionbody"><pre class="content"><em>git add</em> [--verbose | -v]</pre></div></div></div>
+<div id="footnotes"><hr /></div>
+<div id="footer"><div id="footer-text">Last updated 2024-05-31 00:35:55 UTC</div></div>
+</body></html>"""
+
+
+def test_asciidoc_header_with_the_name_section_is_content_and_the_footer_is_not():
+    page = extract_page(ASCIIDOC_MANPAGE.encode(), "http://h/git-add.html", None)
+    assert page.title == "git-add(1) Manual Page"
+    assert page.markdown.startswith("# git-add(1) Manual Page\n\n## NAME\n\ngit-add - Add file contents to the index")
+    assert "## SYNOPSIS" in page.markdown
+    assert "Last updated" not in page.markdown
+    touched = extract_page(ASCIIDOC_MANPAGE.replace("2024-05-31", "2026-11-23").encode(), "http://h/git-add.html")
+    assert content_hash(touched.title, touched.markdown) == content_hash(page.title, page.markdown)
+
+
+DOCBOOK = """<html><head><title>Chapter 2. Basics</title>
+<meta name="generator" content="DocBook XSL Stylesheets V1.79.1"></head><body>
+<div class="navheader"><table summary="Navigation header"><tr><th colspan="3">Chapter 2. Basics</th></tr>
+<tr><td><a accesskey="p" href="ch01.html">Prev</a></td><th>Part I</th>
+<td><a accesskey="n" href="ch03.html">Next</a></td>
+</tr></table><hr></div>
+<div class="chapter"><div class="titlepage"><h1 class="title"><a name="basics"></a>Chapter 2. Basics</h1></div>
+<p>Stylesheets transform DocBook documents.</p></div>
+<div class="navfooter"><hr><table summary="Navigation footer"><tr><td><a href="ch01.html">Prev</a></td>
+<td><a accesskey="u" href="index.html">Up</a></td><td><a href="ch03.html">Next</a></td></tr></table></div>
+</body></html>"""
+
+
+def test_docbook_navigation_tables_are_chrome_but_their_links_are_followed():
+    page = extract_page(DOCBOOK, "http://h/ch02.html")
+    assert page.markdown == "# Chapter 2. Basics\n\nStylesheets transform DocBook documents."
+    assert page.links == ["http://h/ch01.html", "http://h/ch03.html", "http://h/index.html"]
+
+
+RUSTDOC = """<html><head><title>Vec in std::vec - Rust</title></head><body>
+<nav class="sidebar"><a href="#method.push">push</a></nav>
+<main><div class="width-limiter"><section id="main-content" class="content">
+<div class="main-heading"><h1 class="fqn"><span class="in-band">Struct <a href="../index.html">std</a>::<wbr>
+<a href="index.html">vec</a>::<wbr><a class="struct" href="#">Vec</a><button id="copy-path">copy</button></span></h1>
+<span class="out-of-band"><span class="since">1.0.0</span> · <a class="srclink" href="../src/vec.rs">source</a> ·
+<a id="toggle-all-docs" href="#">[<span class="inner">−</span>]</a></span></div>
+<details class="toggle top-doc" open><summary class="hideme"><span>Expand description</span></summary>
+<div class="docblock"><p>A contiguous growable array type.</p></div></details>
+<section id="method.push" class="method"><span class="rightside"><span class="since">1.0.0</span> ·
+<a class="srclink" href="../src/vec.rs#1">source</a></span>
+<h4 class="code-header">pub fn push(&amp;mut self, value: T)</h4></section>
+<div class="docblock"><p>Appends an element to the back of a collection.</p>
+<div class="example-wrap"><pre class="rust rust-example-rendered">vec.push(3);</pre><a class="test-arrow" href="https://play">Run</a></div></div>
+<section id="impl-Clone-for-Vec" class="impl"><h3 class="code-header">impl Clone for Vec</h3></section>
+</section></div></main></body></html>"""
+
+
+def test_rustdoc_item_and_members_are_symbols_and_its_toggles_are_chrome():
+    page = extract_page(RUSTDOC, "http://h/std/vec/struct.Vec.html")
+    assert page.symbols == [Symbol("std::vec::Vec", "main-content"), Symbol("std::vec::Vec::push", "method.push")]
+    for chrome in ("1.0.0", "source", "Expand description", "[−]", "Run", "copy"):
+        assert chrome not in page.markdown, chrome
+    assert "#### pub fn push(&mut self, value: T)" in page.markdown
+    assert "Appends an element to the back of a collection." in page.markdown
+
+
+JAVADOC = """<html><head><title>ArrayList (Java SE 17 &amp; JDK 17)</title></head><body>
+<header role="banner" class="flex-header"><nav><a href="../../../index.html">Overview</a></nav></header>
+<div class="flex-content"><main role="main"><div class="header">
+<div class="sub-title"><span class="module-label-in-type">Module</span>&nbsp;
+<a href="../../module-summary.html">java.base</a></div>
+<div class="sub-title"><span class="package-label-in-type">Package</span>&nbsp;
+<a href="package-summary.html">java.util</a></div>
+<h1 title="Class ArrayList" class="title">Class ArrayList&lt;E&gt;</h1></div>
+<section class="class-description" id="class-description">
+<div class="block">Resizable-array implementation.</div></section>
+<section class="constructor-details" id="constructor-detail"><h2>Constructor Details</h2>
+<section class="detail" id="&lt;init&gt;(int)"><h3>ArrayList</h3>
+<div class="block">Constructs an empty list.</div></section></section>
+<section class="method-details" id="method-detail"><h2>Method Details</h2>
+<section class="detail" id="add(E)"><h3>add</h3><div class="block">Appends the specified element.</div></section>
+</section></main></div></body></html>"""
+
+
+def test_javadoc_type_and_member_details_are_symbols():
+    page = extract_page(JAVADOC, "http://h/api/java.base/java/util/ArrayList.html")
+    assert page.title == "Class ArrayList<E>"
+    assert page.symbols == [
+        Symbol("java.util.ArrayList", "class-description"),
+        Symbol("java.util.ArrayList.add", "add(E)"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("path", "title", "expected"),
+    [
+        (
+            "/usr/share/doc/libgtk-4-doc/gtk4/ctor.Button.new.html",
+            "Gtk.Button.new",
+            {"Gtk.Button.new", "gtk_button_new"},
+        ),
+        ("/usr/share/doc/libgtk-4-doc/gtk4/class.Button.html", "Gtk.Button", {"Gtk.Button", "GtkButton"}),
+        ("/usr/share/doc/rust-doc/html/std/vec/struct.Vec.html", None, {"std::vec::Vec", "std::vec::Vec::push"}),
+        ("/usr/share/doc/rust-doc/html/std/thread/fn.spawn.html", None, {"std::thread::spawn"}),
+        (
+            "/usr/share/doc/openjdk-17-doc/api/java.base/java/util/ArrayList.html",
+            None,
+            {"java.util.ArrayList", "java.util.ArrayList.add", "java.util.ArrayList.removeIf"},
+        ),
+    ],
+    ids=lambda v: v if isinstance(v, str) and v.startswith("/") else "",
+)
+def test_installed_reference_pages_yield_their_symbols(path, title, expected):
+    """The same rules on real pages of the corpus matrix's packages (make corpora installs them)."""
+    from pathlib import Path
+
+    if not Path(path).exists():
+        pytest.skip(f"{path} not installed (make corpora)")
+    page = extract_page(Path(path).read_bytes(), f"http://h/{Path(path).name}", None)
+    assert expected <= {s.name for s in page.symbols}
+    if title:
+        assert page.title == title

@@ -28,7 +28,7 @@ import pytest
 from psycopg import sql
 
 from docsbot import db as dbmod
-from tests.conftest import ROOT, _default_models_dir, _with_database
+from tests.conftest import ROOT, _with_database, docsbot_env
 from tests.docsite import DocSite, DocSiteServer, html_page
 from tests.test_crawl import last_run, pages, server_path
 
@@ -147,18 +147,6 @@ def assert_every_page_whole(conn, site: DocSite, version: str = "1.0", edition: 
         missing = [k for k in range(SECTIONS) if paragraph(int(m.group(1)), k, edition) not in text]
         assert texts and not missing, f"{path} is half-written: {len(texts)} chunks, sections {missing} missing"
     return stored
-
-
-def crawl_env(database_url: str, tmp_path: Path, **extra: str) -> dict[str, str]:
-    return {
-        **os.environ,
-        "DATABASE_URL": database_url,
-        "DOCSBOT_EMBEDDER": "tests.embedders.HashingEmbedder",
-        "DOCSBOT_DATA_DIR": str(tmp_path / "data"),
-        "DOCSBOT_MODELS_DIR": os.environ.get("DOCSBOT_MODELS_DIR", _default_models_dir()),
-        "PYTHONPATH": str(ROOT),
-        **extra,
-    }
 
 
 def start_crawl(env: dict[str, str], *args: str, log: Path) -> subprocess.Popen:
@@ -287,7 +275,9 @@ def test_database_stopped_and_restarted_mid_crawl_counts_failures_and_the_next_r
     url = private_pg.get_uri()
     N = 60  # 0.4 s per page, two at a time: the crawl goes on for seconds after the restart
     site = fault_site(N, slow=0.4)
-    env = crawl_env(url, tmp_path, DOCSBOT_DB_RETRIES="1", DOCSBOT_DB_RETRY_DELAY="0.1", DOCSBOT_DB_POOL_TIMEOUT="0.2")
+    env = docsbot_env(
+        url, tmp_path, DOCSBOT_DB_RETRIES="1", DOCSBOT_DB_RETRY_DELAY="0.1", DOCSBOT_DB_POOL_TIMEOUT="0.2"
+    )
     log = tmp_path / "index.log"
     with DocSiteServer(site) as server:
         proc = start_crawl(
@@ -323,7 +313,7 @@ def test_database_stopped_and_restarted_mid_crawl_counts_failures_and_the_next_r
         result = subprocess.run(  # the database is healthy again: default pool timeout and retries
             [sys.executable, "-m", "scrapy", "crawl", "docs", "-a", "library=testdocs", "-a", "version=1.0"],
             cwd=ROOT,
-            env=crawl_env(url, tmp_path),
+            env=docsbot_env(url, tmp_path),
             capture_output=True,
             text=True,
             timeout=300,
@@ -342,7 +332,7 @@ def test_sigkill_in_the_middle_of_a_full_index_then_a_refresh_equals_a_clean_ful
     """Proves: a full index killed with SIGKILL (OOM killer, power loss) leaves whole pages only, and one refresh
     afterwards makes the index equal, page for page and chunk for chunk, to a clean full index of the site."""
     site = fault_site(40, slow=0.15)
-    env = crawl_env(database_url, tmp_path)
+    env = docsbot_env(database_url, tmp_path)
     with DocSiteServer(site) as server:
         root = f"{server.url}/docs/index.html"
         proc = start_crawl(
@@ -476,7 +466,7 @@ def test_two_versions_refreshed_at_once_on_one_database(database_url, db, tmp_pa
     """Proves: refreshes of two versions running at the same moment on one database (two Scrapyd nodes) both
     finish, each applies the site's changes to its own version only, and neither sees the other's pages."""
     sites = [fault_site(15, slow=0.05), fault_site(15, slow=0.05)]
-    env = crawl_env(database_url, tmp_path)
+    env = docsbot_env(database_url, tmp_path)
     with DocSiteServer(sites[0]) as one, DocSiteServer(sites[1]) as two:
         for version, server in (("1.0", one), ("2.0", two)):
             result = subprocess.run(

@@ -22,6 +22,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from docsbot.mcp_server import find_heading, page_headings, parse_http_address, section_markdown, slugify
+from tests.conftest import docsbot_env
 from tests.docsite import html_page
 from tests.test_deploy import scrapyd  # noqa: F401 - the fixture
 
@@ -31,19 +32,6 @@ if TYPE_CHECKING:
 ROOT = Path(__file__).resolve().parent.parent
 READ_TOOLS = {"search_docs", "list_libraries", "get_page"}
 REAL_EMBEDDER = "docsbot.embedding.FastEmbedEmbedder"
-
-
-def server_env(database_url: str, tmp_path: Path, **extra: str) -> dict[str, str]:
-    from tests.conftest import _default_models_dir
-
-    return {
-        "DATABASE_URL": database_url,
-        "DOCSBOT_EMBEDDER": "tests.embedders.HashingEmbedder",
-        "DOCSBOT_DATA_DIR": str(tmp_path / "data"),
-        "DOCSBOT_MODELS_DIR": os.environ.get("DOCSBOT_MODELS_DIR", _default_models_dir()),
-        "PYTHONPATH": str(ROOT),
-        **extra,
-    }
 
 
 @asynccontextmanager
@@ -161,7 +149,7 @@ def test_http_address_and_sections():
 
 def test_stdio_tools_answer_from_the_database_and_reject_bad_calls(crawl, docsite, db, database_url, tmp_path):
     index(crawl, docsite)
-    env = server_env(database_url, tmp_path)
+    env = docsbot_env(database_url, tmp_path)
 
     async def main() -> None:
         async with stdio_session(env, tmp_path / "stdio.log") as session:
@@ -313,7 +301,7 @@ def test_stdio_tools_answer_from_the_database_and_reject_bad_calls(crawl, docsit
 
 def test_http_concurrent_search_refresh_and_get_run(crawl, docsite, db, database_url, tmp_path):
     index(crawl, docsite)
-    server = HttpServer(server_env(database_url, tmp_path), tmp_path / "http.log", "--http", "0", "--allow-refresh")
+    server = HttpServer(docsbot_env(database_url, tmp_path), tmp_path / "http.log", "--http", "0", "--allow-refresh")
     try:
         url = server.wait_ready()
         assert url.startswith("http://127.0.0.1:")
@@ -415,7 +403,7 @@ def test_http_concurrent_search_refresh_and_get_run(crawl, docsite, db, database
 
 
 def test_non_loopback_bind_needs_a_token(database_url, tmp_path):
-    env = {**os.environ, **server_env(database_url, tmp_path)}
+    env = docsbot_env(database_url, tmp_path)
     env.pop("DOCSBOT_MCP_TOKEN", None)
     refused = subprocess.run(
         [sys.executable, "-m", "docsbot.cli", "mcp", "--http", "0.0.0.0:0"],
@@ -430,7 +418,7 @@ def test_non_loopback_bind_needs_a_token(database_url, tmp_path):
     assert "Traceback" not in refused.stderr
 
     server = HttpServer(
-        server_env(database_url, tmp_path, DOCSBOT_MCP_TOKEN="s3cret-token"),
+        docsbot_env(database_url, tmp_path, DOCSBOT_MCP_TOKEN="s3cret-token"),
         tmp_path / "tok.log",
         "--http",
         "0.0.0.0:0",
@@ -461,7 +449,7 @@ def test_refresh_tools_listed_only_when_allowed_and_json_schema_is_stable(databa
     """The tool names and argument names are the interface (README "MCP server")."""
 
     async def main() -> dict[str, Any]:
-        async with stdio_session(server_env(database_url, tmp_path), tmp_path / "s.log", "--allow-refresh") as s:
+        async with stdio_session(docsbot_env(database_url, tmp_path), tmp_path / "s.log", "--allow-refresh") as s:
             return {t.name: sorted(t.input_schema["properties"]) for t in (await s.list_tools()).tools}
 
     assert anyio.run(main) == {
@@ -482,17 +470,9 @@ def test_refresh_is_scheduled_on_scrapyd_when_scrapyd_url_is_set(scrapyd, crawl,
     get_run follows the job to its crawl_runs row. The real model: a Scrapyd job only has what the egg carries."""
     result = crawl(url=f"{docsite.url}/docs/index.html", library="testdocs", version="1.0", embedder=REAL_EMBEDDER)
     assert result.returncode == 0, result.stderr[-3000:]
-    deploy = subprocess.run(
-        [str(Path(sys.executable).parent / "scrapyd-deploy"), "remote", "--version", "r1"],
-        cwd=ROOT,
-        env={**os.environ, "SCRAPYD_URL": scrapyd.url},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert deploy.returncode == 0, deploy.stdout + deploy.stderr
+    scrapyd.deploy()
     docsite.site.hits.clear()
-    env = server_env(database_url, tmp_path, DOCSBOT_EMBEDDER=REAL_EMBEDDER, SCRAPYD_URL=scrapyd.url)
+    env = docsbot_env(database_url, tmp_path, DOCSBOT_EMBEDDER=REAL_EMBEDDER, SCRAPYD_URL=scrapyd.url)
 
     async def main() -> dict:
         async with stdio_session(env, tmp_path / "scrapyd-mcp.log", "--allow-refresh") as session:

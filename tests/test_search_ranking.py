@@ -156,3 +156,8 @@ def test_unknown_tuning_names_are_refused(conn, version):
 def test_symbol_keys_are_the_name_and_its_last_parts():
     assert db.symbol_keys("os.path.join()") == ["os.path.join", "path.join", "join"]
     assert db.symbol_keys("PyCell_Get") == ["pycell_get"]
+
+
+def test_symbol_keys_split_rust_and_gobject_paths_too():
+    assert db.symbol_keys("std::vec::Vec::push") == ["std::vec::vec::push", "vec::vec::push", "vec::push", "push"]
+    assert db.symbol_keys("Gtk.Button:label") == ["gtk.button:label", "button:label", "label"]

@@ -8,7 +8,7 @@ import os
 import pytest
 
 from docsbot.extract import ExtractionError, extract_page
-from docsbot.workers import ExtractionPool, ExtractionWorkerDied, extract_body
+from docsbot.workers import ExtractionPool, ExtractionTimeout, ExtractionWorkerDied, extract_body
 from tests.test_extract import SPHINX
 
 URL = "http://h/3/library/asyncio-task.html"
@@ -77,3 +77,25 @@ def test_bad_settings_are_refused():
         ExtractionPool("fork", workers=2)
     with pytest.raises(ValueError, match="DOCSBOT_EXTRACT_WORKERS"):
         ExtractionPool("process", workers=0)
+
+
+def test_a_page_over_the_timeout_has_its_worker_stopped_and_the_other_pages_go_on():
+    """A document that makes the converter loop must not stall the crawl: its worker is stopped after
+    DOCSBOT_EXTRACT_TIMEOUT, the page fails with ExtractionTimeout, and a page extracted beside it is unaffected."""
+    import time
+
+    pool = ExtractionPool("process", workers=2, timeout=2)
+    try:
+
+        async def main():
+            stuck = asyncio.ensure_future(pool._run("a looping page", time.sleep, 3600))
+            beside = await asyncio.wait_for(pool.extract(SPHINX.encode(), URL, "utf-8"), timeout=60)
+            with pytest.raises(ExtractionTimeout, match="a looping page took over 2 s"):
+                await asyncio.wait_for(stuck, timeout=60)
+            after = await asyncio.wait_for(pool.extract(SPHINX.encode(), URL, "utf-8"), timeout=60)
+            return beside, after
+
+        beside, after = run(main())
+        assert beside.title == after.title == "Coroutines and Tasks"
+    finally:
+        pool.close()
