@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import quote, unquote, urldefrag, urljoin, urlsplit
 
 import lxml.html
+from w3lib.html import get_meta_refresh
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -161,17 +162,29 @@ def link_walk(root: str, workers: int = 8) -> tuple[set[str], dict[str, int]]:
                 if kind not in HTML_TYPES:
                     other[kind or "unknown"] += 1
                     continue
-                pages.add(served_file(url, prefix))
                 if not body.strip():
+                    pages.add(served_file(url, prefix))
                     continue
-                try:
-                    doc = lxml.html.document_fromstring(body)
-                except (lxml.etree.ParserError, ValueError):
-                    other["unparseable"] += 1
-                    continue
-                base = doc.xpath("//base/@href")
-                base_url = urljoin(url, base[0]) if base else url
-                for href in doc.xpath("//a/@href | //area/@href"):
+                # A meta refresh is a redirect (browsers; Scrapy's MetaRefreshMiddleware, up to 100 s): the page
+                # is where it leads.
+                delay, refresh = get_meta_refresh(
+                    body.decode("utf-8", "replace"), url, ignore_tags=("script", "noscript")
+                )
+                if refresh and delay is not None and delay < 100:
+                    other["meta refresh"] += 1
+                    hrefs = [refresh]
+                    base_url = url
+                else:
+                    pages.add(served_file(url, prefix))
+                    try:
+                        doc = lxml.html.document_fromstring(body)
+                    except (lxml.etree.ParserError, ValueError):
+                        other["unparseable"] += 1
+                        continue
+                    base = doc.xpath("//base/@href")
+                    base_url = urljoin(url, base[0]) if base else url
+                    hrefs = doc.xpath("//a/@href | //area/@href")
+                for href in hrefs:
                     # As a browser sends it: spaces and other unsafe characters percent-encoded.
                     target = quote(urldefrag(urljoin(base_url, href.strip()))[0].split("?", 1)[0], safe=URL_SAFE)
                     t = urlsplit(target)
