@@ -109,6 +109,11 @@ def site_of(package: str) -> tuple[Path, list[str]]:
         raise SystemExit(f"{package} has no index.html")
     depth = min(len(p.parts) for p in indexes)
     top = sorted(p for p in indexes if len(p.parts) == depth)
+    # A directory whose only page is its index.html is a shell (openjdk-17-doc's index.html sends the browser to
+    # api/, a symlink into openjdk-17-jre-headless, where the package installs its 10,140 pages): not a manual.
+    html = [f for f in files if f.endswith(".html")]
+    manuals = [p for p in top if sum(1 for f in html if f.startswith(f"{p.parent}/")) > 1]
+    top = manuals or top
     if len(top) == 1:
         return top[0].parent, ["index.html"]
     base = Path(os.path.commonpath([p.parent for p in top]))
