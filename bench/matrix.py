@@ -449,7 +449,7 @@ def render(rows: list[Row], *, notes: bool = True) -> str:
         f"{', '.join(dates)} · {os.cpu_count()} CPUs · commit {', '.join(commits)} · `make matrix` (bench/matrix.py) · "
         f"nginx, its default ETag/Last-Modified · `DOCSBOT_GONE_STATUSES={'/'.join(gone) or '404,410'}` (the "
         "README's setting for static file servers: nginx answers 403 for a directory whose index.html is gone) · "
-        "embedder: the real model (all-MiniLM-L6-v2) or the hashing one for large trees, per row",
+        "embedder per row (`model`: all-MiniLM-L6-v2; `hashing`: tests.embedders.HashingEmbedder)",
         "",
         "| corpus | generator | embedder | reachable HTML | stored | coverage | without chunks | refresh ≡ re-index "
         "| unchanged refresh statuses | exit codes | wall s (index / refresh / release refresh / re-index / touch) "
@@ -501,9 +501,12 @@ def render(rows: list[Row], *, notes: bool = True) -> str:
 
 
 def render_scale(r: Row) -> str:
+    commits = sorted({s["commit"] for s in r.scale if s.get("commit")}) or [r.commit]
     lines = [
-        f"Scale on {r.corpus} ({r.embedder} embedder): unchanged refresh against a plain Scrapy spider revalidating "
-        "the same stored pages (bench/bare_spider.py, all 304), whole processes, alternated; medians.",
+        f"Scale on {r.corpus} ({r.embedder} embedder, commit {', '.join(commits)}): unchanged refresh against a "
+        "plain Scrapy spider revalidating the same stored pages (bench/bare_spider.py, all 304), whole processes, "
+        "alternated; medians. Page state: bench/scale.py (stored pages, ledger, queued requests; the last row is "
+        "the tree replicated to 100,000 pages).",
         "",
         "| size | pages | index s | index peak RSS MiB | unchanged refresh s | plain all-304 s | refresh / plain "
         "| refresh peak RSS MiB | plain peak RSS MiB | refresh page state MiB (KiB/page) |",
