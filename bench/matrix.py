@@ -200,6 +200,17 @@ def link_walk(root: str, workers: int = 8) -> tuple[set[str], dict[str, int]]:
     return pages, dict(other)
 
 
+def entry_file(url: str, prefix: str = "/") -> str:
+    """The file a visitor of ``url`` ends up reading (HTTP redirects and a meta refresh followed once), relative
+    to the site root: the JDK docs' ``index.html`` sends the browser to ``api/index.html``."""
+    with urllib.request.urlopen(url, timeout=30) as resp:
+        final, body = resp.geturl(), resp.read()
+    delay, refresh = get_meta_refresh(body.decode("utf-8", "replace"), final, ignore_tags=("script", "noscript"))
+    if refresh and delay is not None and delay < 100:
+        final = urldefrag(refresh)[0]
+    return served_file(final, prefix)
+
+
 # --- one corpus -------------------------------------------------------------------------------------------------
 
 
@@ -320,7 +331,10 @@ def run_corpus(corpus: Corpus, args: argparse.Namespace, port: int) -> Row:
         dir_indexes = sorted(
             str(p.relative_to(bench.site)) for p in bench.site.rglob("index.html") if p.parent != bench.site
         )
-        dir_indexes = [p for p in dir_indexes if p in reachable]
+        # Not the page the root leads to: without it the site has no entry (a fresh index stores nothing, and a
+        # refresh stops at the root's 404 and deletes nothing), so the row would not test the refresh.
+        entry = entry_file(root)
+        dir_indexes = [p for p in dir_indexes if p in reachable and p != entry]
         deleted_index = random.Random(args.seed).choice(dir_indexes) if dir_indexes else None
         if deleted_index:
             (bench.site / deleted_index).unlink()

@@ -110,3 +110,8 @@ def test_the_matrix_link_walk_counts_html_pages_in_scope_once(docsite):
         "index.html", "guide.html", "api.html", "deep.html", "flaky.html", "sub/index.html", "moved/x.html",
     }  # fmt: skip
     assert other == {"text/plain": 1, "HTTP 404": 1, "meta refresh": 1}
+    # The release never deletes the page the root leads to (the JDK docs' api/index.html: the site would be gone).
+    from bench.matrix import entry_file
+
+    assert entry_file(f"{docsite.url}/docs/jump.html", "/docs/") == "moved/x.html"
+    assert entry_file(f"{docsite.url}/docs/index.html", "/docs/") == "index.html"
