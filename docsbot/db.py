@@ -291,20 +291,21 @@ def bind_model(conn: psycopg.Connection, version: VersionRow, model: str, dim: C
 
 _INSERT_PAGE = """
     INSERT INTO pages (version_id, url, depth, canonical_url, title, etag, last_modified, content_type,
-                       content_hash, links, markdown)
+                       content_hash, links, markdown, extractor_version)
     VALUES (%(version_id)s, %(url)s, %(depth)s, %(canonical_url)s, %(title)s, %(etag)s, %(last_modified)s,
-            %(content_type)s, %(content_hash)s, %(links)s, %(markdown)s)
+            %(content_type)s, %(content_hash)s, %(links)s, %(markdown)s, %(extractor_version)s)
     ON CONFLICT (version_id, url) DO UPDATE SET
         canonical_url = EXCLUDED.canonical_url, title = EXCLUDED.title, etag = EXCLUDED.etag,
         last_modified = EXCLUDED.last_modified, content_type = EXCLUDED.content_type,
-        content_hash = EXCLUDED.content_hash, links = EXCLUDED.links, markdown = EXCLUDED.markdown
+        content_hash = EXCLUDED.content_hash, links = EXCLUDED.links, markdown = EXCLUDED.markdown,
+        extractor_version = EXCLUDED.extractor_version
     RETURNING id
 """
 # A stored page keeps its depth; its URL changes only when it moved (redirect).
 _UPDATE_PAGE = """
     UPDATE pages SET url = %(url)s, canonical_url = %(canonical_url)s, title = %(title)s, etag = %(etag)s,
         last_modified = %(last_modified)s, content_type = %(content_type)s, content_hash = %(content_hash)s,
-        links = %(links)s, markdown = %(markdown)s
+        links = %(links)s, markdown = %(markdown)s, extractor_version = %(extractor_version)s
     WHERE id = %(page_id)s
     RETURNING id
 """
@@ -410,12 +411,13 @@ class PageStore:
         intern = sys.intern
         async with self._pool.connection() as conn, conn.cursor() as cur:
             await cur.execute(
-                "SELECT id, url, etag, last_modified, content_hash, depth, links, last_checked_at FROM pages "
+                "SELECT id, url, etag, last_modified, content_hash, depth, links, last_checked_at, extractor_version "
+                "FROM pages "
                 "WHERE version_id = %s ORDER BY depth, id",
                 (version_id,),
             )
             return {
-                row[1]: StoredPage(row[0], intern(row[1]), *row[2:6], tuple(map(intern, row[6])), row[7])
+                row[1]: StoredPage(row[0], intern(row[1]), *row[2:6], tuple(map(intern, row[6])), row[7], row[8])
                 async for row in cur
             }
 
@@ -454,6 +456,7 @@ class PageStore:
             "depth": item.depth,
             "links": item.links,
             "markdown": item.markdown,
+            "extractor_version": item.extractor_version,
             "page_id": item.page_id,
         }
         return await self._retrying(f"storing {item.url}", lambda: self._save_page(item, values))
