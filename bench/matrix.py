@@ -25,12 +25,15 @@ from __future__ import annotations
 
 import argparse
 import collections
+import datetime
 import json
 import os
 import random
 import re
 import shutil
+import signal
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -39,15 +42,20 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import quote, unquote, urldefrag, urljoin, urlsplit
 
 import lxml.html
+from w3lib.html import get_meta_refresh
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.mutate import release  # noqa: E402
 from bench.run import Bench, Phase, _dangling_symlinks  # noqa: E402
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 HASHING_EMBEDDER = "tests.embedders.HashingEmbedder"
 HUB = "index.html"  # written at the site root when a package holds several manuals side by side
@@ -101,6 +109,11 @@ def site_of(package: str) -> tuple[Path, list[str]]:
         raise SystemExit(f"{package} has no index.html")
     depth = min(len(p.parts) for p in indexes)
     top = sorted(p for p in indexes if len(p.parts) == depth)
+    # A directory whose only page is its index.html is a shell (openjdk-17-doc's index.html sends the browser to
+    # api/, a symlink into openjdk-17-jre-headless, where the package installs its 10,140 pages): not a manual.
+    html = [f for f in files if f.endswith(".html")]
+    manuals = [p for p in top if sum(1 for f in html if f.startswith(f"{p.parent}/")) > 1]
+    top = manuals or top
     if len(top) == 1:
         return top[0].parent, ["index.html"]
     base = Path(os.path.commonpath([p.parent for p in top]))
@@ -154,17 +167,29 @@ def link_walk(root: str, workers: int = 8) -> tuple[set[str], dict[str, int]]:
                 if kind not in HTML_TYPES:
                     other[kind or "unknown"] += 1
                     continue
-                pages.add(served_file(url, prefix))
                 if not body.strip():
+                    pages.add(served_file(url, prefix))
                     continue
-                try:
-                    doc = lxml.html.document_fromstring(body)
-                except (lxml.etree.ParserError, ValueError):
-                    other["unparseable"] += 1
-                    continue
-                base = doc.xpath("//base/@href")
-                base_url = urljoin(url, base[0]) if base else url
-                for href in doc.xpath("//a/@href | //area/@href"):
+                # A meta refresh is a redirect (browsers; Scrapy's MetaRefreshMiddleware, up to 100 s): the page
+                # is where it leads.
+                delay, refresh = get_meta_refresh(
+                    body.decode("utf-8", "replace"), url, ignore_tags=("script", "noscript")
+                )
+                if refresh and delay is not None and delay < 100:
+                    other["meta refresh"] += 1
+                    hrefs = [refresh]
+                    base_url = url
+                else:
+                    pages.add(served_file(url, prefix))
+                    try:
+                        doc = lxml.html.document_fromstring(body)
+                    except (lxml.etree.ParserError, ValueError):
+                        other["unparseable"] += 1
+                        continue
+                    base = doc.xpath("//base/@href")
+                    base_url = urljoin(url, base[0]) if base else url
+                    hrefs = doc.xpath("//a/@href | //area/@href")
+                for href in hrefs:
                     # As a browser sends it: spaces and other unsafe characters percent-encoded.
                     target = quote(urldefrag(urljoin(base_url, href.strip()))[0].split("?", 1)[0], safe=URL_SAFE)
                     t = urlsplit(target)
@@ -199,7 +224,11 @@ class Row:
     walls: dict[str, float] = field(default_factory=dict)
     rss_mib: dict[str, int] = field(default_factory=dict)
     skipped: dict[str, int] = field(default_factory=dict)  # docsbot/skipped/* and failed of the full index
+    scale: list[dict] = field(default_factory=list)  # --scale: one entry per size (see scale_runs)
     error: str = ""
+    commit: str = ""  # of the code that ran
+    date: str = ""
+    gone_statuses: str = ""
 
     @property
     def coverage(self) -> float:
@@ -251,25 +280,41 @@ def run_corpus(corpus: Corpus, args: argparse.Namespace, port: int) -> Row:
         row.embedder = "model" if row.reachable <= args.model_limit else "hashing"
         if row.embedder == "hashing":
             bench.env["DOCSBOT_EMBEDDER"] = HASHING_EMBEDDER
+        if args.gone_statuses:
+            bench.env["DOCSBOT_GONE_STATUSES"] = args.gone_statuses
         print(f"{corpus.name}: {row.reachable} HTML pages reachable from {root}; embedder: {row.embedder}", flush=True)
 
         def phase(name: str, *crawl_args: str, library: str = "matrix") -> Phase:
-            p = bench.docsbot(name, *crawl_args, library=library, check=False)
+            p = bench.docsbot(name, *crawl_args, library=library, check=False, timeout=args.phase_timeout or None)
             row.walls[name] = round(p.wall, 1)
             row.exit_codes[name] = p.exit_code
             row.rss_mib[name] = round(p.rss / 2**20)
+            if p.stopped:
+                raise TimeLimit(f"{name} stopped at the time limit ({args.phase_timeout:.0f} s)")
             return p
 
-        full = phase("full index", f"url={root}")
+        def count_stored() -> dict[str, list[str]]:
+            stored = stored_files(bench.snapshot("matrix"), "/")
+            row.stored = len(stored)
+            row.without_chunks = sum(1 for texts in stored.values() if not texts)
+            row.missing = sorted(reachable - set(stored))
+            row.covered = len(reachable & set(stored))
+            row.extra = sorted(set(stored) - reachable)
+            return stored
+
+        if corpus.name in args.scale and args.scale_slice:
+            row.scale.append(scale_runs(bench, root, args, phase, f"matrix-{args.scale_slice}", args.scale_slice))
+        try:
+            full = phase("full index", f"url={root}")
+        except TimeLimit:
+            count_stored()  # what it reached
+            raise
         row.skipped = {k: v for k, v in full.docsbot.items() if k.startswith(("skipped/", "failed"))}
         unchanged = phase("unchanged refresh", "mode=refresh")
         row.unchanged_statuses = unchanged.statuses
-        stored = stored_files(bench.snapshot("matrix"), "/")
-        row.stored = len(stored)
-        row.without_chunks = sum(1 for texts in stored.values() if not texts)
-        row.missing = sorted(reachable - set(stored))
-        row.covered = len(reachable & set(stored))
-        row.extra = sorted(set(stored) - reachable)
+        count_stored()
+        if corpus.name in args.scale:
+            row.scale.append(scale_runs(bench, root, args, phase, "matrix", None, indexed=full))
 
         change = release(bench.site, seed=args.seed, main=ANY_BODY)
         dir_indexes = sorted(
@@ -295,11 +340,12 @@ def run_corpus(corpus: Corpus, args: argparse.Namespace, port: int) -> Row:
                 f"only in the refresh: {len(only_refresh)} {only_refresh[:5]}",
                 f"chunks differ: {len(differ)} {differ[:5]}",
             ]
-        now = time.time()
-        for path in bench.site.rglob("*"):
-            if path.is_file():
-                os.utime(path, (now + 5, now + 5))
-        phase("touch refresh", "mode=refresh")
+        if not args.touch_limit or row.reachable <= args.touch_limit:
+            now = time.time()
+            for path in bench.site.rglob("*"):
+                if path.is_file():
+                    os.utime(path, (now + 5, now + 5))
+            phase("touch refresh", "mode=refresh")
     except Exception as exc:  # noqa: BLE001 - one corpus failing is a row, not the end of the matrix
         row.error = f"{type(exc).__name__}: {exc}"
     finally:
@@ -309,23 +355,114 @@ def run_corpus(corpus: Corpus, args: argparse.Namespace, port: int) -> Row:
     return row
 
 
+class TimeLimit(Exception):
+    """A phase was stopped at ``--phase-timeout``."""
+
+
+def write_validators(bench: Bench, library: str, path: Path) -> int:
+    """The stored pages of ``library`` with their validators, as bench/bare_spider.py's ``revalidate`` file."""
+    with bench.conn() as conn:
+        rows = conn.execute(
+            "SELECT p.url, p.etag, p.last_modified FROM pages p JOIN versions v ON v.id = p.version_id "
+            "JOIN libraries l ON l.id = v.library_id WHERE l.name = %s",
+            (library,),
+        ).fetchall()
+    path.write_text(json.dumps({url: [etag, last_modified] for url, etag, last_modified in rows}))
+    return len(rows)
+
+
+def page_state(bench: Bench, library: str) -> dict:
+    """bench/scale.py ``ledger``: what a refresh of ``library`` holds for its stored pages (a process of its own)."""
+    cmd = [sys.executable, str(ROOT / "bench/scale.py"), "ledger", bench.dsn, library]
+    proc = subprocess.run(cmd, cwd=ROOT, env=bench.env, capture_output=True, text=True, check=False, timeout=1800)
+    if proc.returncode != 0:
+        return {"error": proc.stderr.strip().splitlines()[-1:]}
+    return json.loads(proc.stdout)
+
+
+def scale_runs(
+    bench: Bench,
+    root: str,
+    args: argparse.Namespace,
+    phase: Callable[..., Phase],
+    library: str,
+    max_pages: int | None,
+    indexed: Phase | None = None,
+) -> dict:
+    """``--scale``, one size of a corpus (``max_pages`` pages, or the whole tree when ``indexed`` is its full
+    index): the index (run here unless given), then ``--repeat`` alternations of docsbot's unchanged refresh and
+    the plain Scrapy spider (bench/bare_spider.py) revalidating exactly the stored pages with their stored
+    validators (every one answers 304), both as whole processes; peak RSS of each; and the refresh's page state
+    (bench/scale.py). For the whole tree also that state for the tree replicated to ``--project`` pages."""
+    label = f"{max_pages} pages" if max_pages else "whole tree"
+    if indexed is None:
+        indexed = phase(f"index, {label}", f"url={root}", f"max_pages={max_pages}", library=library)
+    validators = bench.work / f"validators-{library}.json"
+    pages = write_validators(bench, library, validators)
+    refreshes: list[Phase] = []
+    plains: list[Phase] = []
+    bare = [sys.executable, "-m", "scrapy", "runspider", str(ROOT / "bench/bare_spider.py")]
+    for i in range(args.repeat):
+        refreshes.append(phase(f"unchanged refresh, {label} #{i + 1}", "mode=refresh", library=library))
+        plains.append(bench.run(f"plain all-304, {label} #{i + 1}", [*bare, "-a", f"revalidate={validators}"]))
+    out = {
+        "size": label,
+        "pages": pages,
+        "index_wall_s": round(indexed.wall, 1),
+        "index_rss_mib": round(indexed.rss / 2**20),
+        "refresh_walls_s": [round(p.wall, 2) for p in refreshes],
+        "plain_walls_s": [round(p.wall, 2) for p in plains],
+        "refresh_median_s": round(statistics.median(p.wall for p in refreshes), 2),
+        "plain_median_s": round(statistics.median(p.wall for p in plains), 2),
+        "refresh_rss_mib": max(round(p.rss / 2**20) for p in refreshes),
+        "plain_rss_mib": max(round(p.rss / 2**20) for p in plains),
+        "refresh_statuses": refreshes[-1].statuses,
+        "plain_statuses": plains[-1].statuses,
+        "page_state": page_state(bench, library),
+    }
+    out["ratio"] = round(out["refresh_median_s"] / out["plain_median_s"], 3)
+    if max_pages is None and args.project:
+        copies = -(-args.project // max(pages, 1))
+        replicate = [sys.executable, str(ROOT / "bench/scale.py"), "replicate", bench.dsn, library, str(copies)]
+        subprocess.run([*replicate, f"{library}-x{copies}"], cwd=ROOT, env=bench.env, check=True, timeout=1800)
+        out["projected"] = page_state(bench, f"{library}-x{copies}")
+        with bench.conn() as conn:
+            conn.execute("DELETE FROM libraries WHERE name = %s", (f"{library}-x{copies}",))
+    print(f"  scale {label}: {json.dumps(out)}", flush=True)
+    return out
+
+
 # --- report -------------------------------------------------------------------------------------------------------
 
 
-def render(rows: list[Row]) -> str:
+def _mib(r: Row, *names: str) -> str:
+    return " / ".join(str(r.rss_mib.get(n, "–")) for n in names)
+
+
+def render(rows: list[Row], *, notes: bool = True) -> str:
+    """The matrix as Markdown: conditions, one row per corpus, then (``notes``) what each row left out and the
+    ``--scale`` measurements."""
+    commits = sorted({r.commit for r in rows if r.commit})
+    dates = sorted({r.date for r in rows if r.date})
+    gone = sorted({r.gone_statuses for r in rows if r.gone_statuses})
     lines = [
-        "# docsbot corpus matrix",
+        f"{', '.join(dates)} · {os.cpu_count()} CPUs · commit {', '.join(commits)} · `make matrix` (bench/matrix.py) · "
+        f"nginx, its default ETag/Last-Modified · `DOCSBOT_GONE_STATUSES={'/'.join(gone) or '404,410'}` (the "
+        "README's setting for static file servers: nginx answers 403 for a directory whose index.html is gone) · "
+        "embedder per row (`model`: all-MiniLM-L6-v2; `hashing`: tests.embedders.HashingEmbedder)",
         "",
         "| corpus | generator | embedder | reachable HTML | stored | coverage | without chunks | refresh ≡ re-index "
-        "| unchanged refresh statuses | exit codes | wall s (index / refresh / release refresh / re-index) |",
-        "|---|---|---|---:|---:|---:|---:|---|---|---|---|",
+        "| unchanged refresh statuses | exit codes | wall s (index / refresh / release refresh / re-index / touch) "
+        "| peak RSS MiB (index / refresh) |",
+        "|---|---|---|---:|---:|---:|---:|---|---|---|---|---|",
     ]
     for r in rows:
         if r.error and not r.reachable:
-            lines.append(f"| {r.corpus} | {r.generator} | | | | | | | | | {r.error} |")
+            lines.append(f"| {r.corpus} | {r.generator} | | | | | | | | | {r.error} | |")
             continue
         walls = " / ".join(
-            str(r.walls.get(k, "–")) for k in ("full index", "unchanged refresh", "release refresh", "fresh re-index")
+            str(r.walls.get(k, "–"))
+            for k in ("full index", "unchanged refresh", "release refresh", "fresh re-index", "touch refresh")
         )
         codes = ", ".join(f"{v}" for v in r.exit_codes.values())
         equivalent = {True: "holds", False: "**BROKEN**", None: "–"}[r.equivalent]
@@ -333,27 +470,83 @@ def render(rows: list[Row]) -> str:
             f"| {r.corpus} | {r.generator} | {r.embedder} | {r.reachable} | {r.stored} | {100 * r.coverage:.1f}% "
             f"| {r.without_chunks} | {equivalent} | "
             + ", ".join(f"{k}: {v}" for k, v in r.unchanged_statuses.items())
-            + f" | {codes} | {walls} |"
+            + f" | {codes} | {walls} | {_mib(r, 'full index', 'unchanged refresh')} |"
         )
+    if not notes:
+        return "\n".join(lines) + "\n"
     lines.append("")
     for r in rows:
-        notes = []
+        notes_ = []
         if r.missing:
-            notes.append(f"reachable but not stored ({len(r.missing)}): {', '.join(r.missing[:8])}")
+            notes_.append(f"reachable but not stored ({len(r.missing)}): {', '.join(r.missing[:8])}")
         if r.extra:
-            notes.append(f"stored but not reached by the walk ({len(r.extra)}): {', '.join(r.extra[:8])}")
-        if r.skipped:
-            notes.append("full index skipped/failed: " + ", ".join(f"{k} {v}" for k, v in sorted(r.skipped.items())))
+            notes_.append(f"stored but not reached by the walk ({len(r.extra)}): {', '.join(r.extra[:8])}")
+        if any(r.skipped.values()):
+            notes_.append(
+                "full index skipped/failed: " + ", ".join(f"{k} {v}" for k, v in sorted(r.skipped.items()) if v)
+            )
         if r.walk_other:
-            notes.append("walk, not HTML: " + ", ".join(f"{k} {v}" for k, v in sorted(r.walk_other.items())))
+            notes_.append("walk, not HTML: " + ", ".join(f"{k} {v}" for k, v in sorted(r.walk_other.items())))
         if r.release:
-            notes.append(f"release: {r.release}")
-        notes += r.differences
+            notes_.append(f"release: {r.release}")
+        notes_ += r.differences
         if r.error:
-            notes.append(f"error: {r.error}")
-        if notes:
-            lines.append(f"- **{r.corpus}**: " + "; ".join(notes))
+            notes_.append(f"error: {r.error}")
+        if notes_:
+            lines.append(f"- **{r.corpus}**: " + "; ".join(notes_))
+    for r in rows:
+        if r.scale:
+            lines += ["", render_scale(r)]
     return "\n".join(lines) + "\n"
+
+
+def render_scale(r: Row) -> str:
+    commits = sorted({s["commit"] for s in r.scale if s.get("commit")}) or [r.commit]
+    lines = [
+        f"Scale on {r.corpus} ({r.embedder} embedder, commit {', '.join(commits)}): unchanged refresh against a "
+        "plain Scrapy spider revalidating the same stored pages (bench/bare_spider.py, all 304), whole processes, "
+        "alternated; medians. Page state: bench/scale.py (stored pages, ledger, queued requests; the last row is "
+        "the tree replicated to 100,000 pages).",
+        "",
+        "| size | pages | index s | index peak RSS MiB | unchanged refresh s | plain all-304 s | refresh / plain "
+        "| refresh peak RSS MiB | plain peak RSS MiB | refresh page state MiB (KiB/page) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for s in r.scale:
+        state = s.get("page_state", {})
+        lines.append(
+            f"| {s['size']} | {s['pages']} | {s['index_wall_s']} | {s['index_rss_mib']} | {s['refresh_median_s']} "
+            f"| {s['plain_median_s']} | {s['ratio']} | {s['refresh_rss_mib']} | {s['plain_rss_mib']} "
+            f"| {state.get('held_mib', '–')} ({state.get('kib_per_page', '–')}) |"
+        )
+        projected = s.get("projected")
+        if projected and "pages" in projected:
+            lines.append(
+                f"| projected: the tree replicated | {projected['pages']} | | | | | | | "
+                f"| {projected['held_mib']} ({projected['kib_per_page']}); peak "
+                f"{projected['peak_above_base_mib']} |"
+            )
+    return "\n".join(lines)
+
+
+def write_section(path: Path, text: str) -> None:
+    """Replace what stands between ``<!-- matrix -->`` and ``<!-- /matrix -->`` in ``path``."""
+    doc = path.read_text(encoding="utf-8")
+    start, end = "<!-- matrix -->", "<!-- /matrix -->"
+    if start not in doc:
+        print(f"{path.name}: no {start} marker; not written", file=sys.stderr)
+        return
+    head, rest = doc.split(start, 1)
+    _, tail = rest.split(end, 1)
+    path.write_text(f"{head}{start}\n{text.rstrip()}\n{end}{tail}", encoding="utf-8")
+
+
+def commit() -> str:
+    out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=False)
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True, text=True, check=False
+    ).stdout.strip()
+    return out.stdout.strip() + ("+" if dirty else "")
 
 
 def free_port() -> int:
@@ -368,25 +561,60 @@ def main() -> int:
     parser.add_argument("--workdir", default=str(ROOT / ".build/matrix"))
     parser.add_argument("--port", type=int, default=0, help="first port, one per corpus (default: free ports)")
     parser.add_argument("--seed", type=int, default=42)
-    parser.add_argument("--model-limit", type=int, default=2000, help="above this many pages: hashing embedder")
+    parser.add_argument("--model-limit", type=int, default=1100, help="above this many pages: hashing embedder")
     parser.add_argument("--no-install", action="store_true", help="skip corpora whose package is not installed")
     parser.add_argument("--report", default=str(ROOT / ".build/matrix/MATRIX.md"))
+    parser.add_argument(
+        "--gone-statuses",
+        default="403,404,410",
+        help="DOCSBOT_GONE_STATUSES for the runs (default: the README's setting for static file servers)",
+    )
+    parser.add_argument("--touch-limit", type=int, default=0, help="touch refresh only up to this many pages (0: all)")
+    parser.add_argument("--phase-timeout", type=float, default=0, help="stop a docsbot phase after this many seconds")
+    parser.add_argument("--merge", action="store_true", help="keep the report's other corpora (rows run now replace)")
+    parser.add_argument("--write", action="store_true", help="put the table into BENCHMARKS.md and README.md")
+    parser.add_argument("--render-only", action="store_true", help="render the report's JSON again, run nothing")
+    parser.add_argument("--scale", nargs="*", default=[], metavar="CORPUS", help="also measure scale on these")
+    parser.add_argument("--scale-slice", type=int, default=500, help="--scale: the small size, in pages (0: none)")
+    parser.add_argument("--repeat", type=int, default=3, help="--scale: refresh / plain all-304 alternations")
+    parser.add_argument("--project", type=int, default=100_000, help="--scale: pages to project the page state to")
     args = parser.parse_args()
     chosen = [c for c in CORPORA if not args.corpora or c.name in args.corpora]
     unknown = set(args.corpora) - {c.name for c in CORPORA}
     if unknown:
         parser.error(f"unknown corpora: {', '.join(sorted(unknown))}")
-    rows = []
     report = Path(args.report)
     report.parent.mkdir(parents=True, exist_ok=True)
+    kept: dict[str, Row] = {}
+    if (args.merge or args.render_only) and report.with_suffix(".json").exists():
+        for data in json.loads(report.with_suffix(".json").read_text()):
+            data.pop("coverage", None)
+            kept[data["corpus"]] = Row(**data)
+    if args.render_only:
+        ordered = [kept[c.name] for c in CORPORA if c.name in kept]
+        report.write_text("# docsbot corpus matrix\n\n" + render(ordered))
+        if args.write:
+            write_section(ROOT / "BENCHMARKS.md", render(ordered))
+            write_section(ROOT / "README.md", render(ordered, notes=False))
+        print(render(ordered))
+        return 0
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # `timeout`: tear the servers down, keep the report
+    rows: list[Row] = []
     for i, corpus in enumerate(chosen):
-        rows.append(run_corpus(corpus, args, args.port + i if args.port else free_port()))
-        text = render(rows)
-        report.write_text(text)
+        row = run_corpus(corpus, args, args.port + i if args.port else free_port())
+        row.commit, row.date, row.gone_statuses = commit(), datetime.date.today().isoformat(), args.gone_statuses
+        rows.append(row)
+        kept[corpus.name] = row
+        ordered = [kept[c.name] for c in CORPORA if c.name in kept]
+        text = render(ordered)
+        report.write_text("# docsbot corpus matrix\n\n" + text)
         report.with_suffix(".json").write_text(
-            json.dumps([asdict(r) | {"coverage": r.coverage} for r in rows], indent=1)
+            json.dumps([asdict(r) | {"coverage": r.coverage} for r in ordered], indent=1)
         )
         print(text, flush=True)
+        if args.write:
+            write_section(ROOT / "BENCHMARKS.md", text)
+            write_section(ROOT / "README.md", render(ordered, notes=False))
     ok = all(not r.error and r.coverage >= 0.99 and r.equivalent for r in rows)
     return 0 if ok else 1
 

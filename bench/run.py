@@ -48,6 +48,7 @@ from bench.mutate import Release, release  # noqa: E402
 from docsbot.settings import DOCSBOT_EMBED_BATCH_SIZE  # noqa: E402
 
 LIBRARY = "bench"
+GNU_TIME = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None  # measures a phase's peak RSS
 SEARCH_QUERY = "create a task with asyncio"
 _LOG_LINE = re.compile(r'^(\d{3}) (\d+) "(\S+) (\S+)')
 
@@ -66,6 +67,7 @@ class Phase:
     bytes: int  # response bodies, as the server logged them
     docsbot: dict = field(default_factory=dict)  # crawl_runs.stats of a docsbot run
     exit_code: int = 0
+    stopped: bool = False  # stopped at its time limit
 
     @property
     def pages(self) -> int:
@@ -167,19 +169,36 @@ class Bench:
         env: dict[str, str] | None = None,
         project: bool = False,
         check: bool = True,
+        timeout: float | None = None,
     ) -> Phase:
         """Run ``cmd`` as a timed phase; a non-zero exit stops the bench, unless ``check`` is false (then it is
-        recorded in ``Phase.exit_code``)."""
+        recorded in ``Phase.exit_code``). After ``timeout`` seconds the phase is stopped as Ctrl-C stops it
+        (SIGINT: Scrapy shuts down cleanly; SIGKILL a minute later) and ``Phase.stopped`` is set."""
         offset = self._log_size()
         out = open(self.work / f"{name}.log", "w")  # noqa: SIM115
         # docsbot runs in its project; the plain spider outside it, with Scrapy's defaults and its own settings.
         cwd = ROOT if docsbot_library or project else self.outside
+        # Peak RSS through GNU time: a child's own ru_maxrss starts at its parent's peak (Linux keeps the high
+        # water mark of the address space it replaces at exec, and subprocess forks with vfork), so once this
+        # process had loaded the model every phase reported at least its size.
+        rss_file = self.work / f"{name}.rss"
+        rss_file.unlink(missing_ok=True)
+        timed = [GNU_TIME, "-f", "%M", "-o", str(rss_file), *cmd] if GNU_TIME else cmd
         start = time.monotonic()
-        proc = subprocess.Popen(cmd, cwd=cwd, env=env or self.env, stdout=out, stderr=subprocess.STDOUT)
-        _, status, usage = os.wait4(proc.pid, 0)
+        proc = subprocess.Popen(
+            timed, cwd=cwd, env=env or self.env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        status, usage, stopped = self._wait(proc, timeout)
         wall = time.monotonic() - start
         out.close()
         exit_code = os.waitstatus_to_exitcode(status)
+        rss = usage.ru_maxrss * 1024
+        if GNU_TIME and rss_file.exists():
+            lines = rss_file.read_text().split()
+            if lines and lines[-1].isdigit():
+                rss = int(lines[-1]) * 1024
+        if stopped:
+            print(f"  {name}: stopped after {timeout:.0f} s (time limit)", flush=True)
         if exit_code != 0 and check:
             raise SystemExit(f"bench phase {name!r} failed; see {self.work / (name + '.log')}")
         time.sleep(0.05)  # let the server flush its log line
@@ -195,19 +214,62 @@ class Bench:
                     ).fetchone()
                     or [None]
                 )[0] or {}  # a run that failed to start records nothing
-        phase = Phase(name, wall, usage.ru_maxrss * 1024, statuses, served, stats, exit_code)
+        phase = Phase(name, wall, rss, statuses, served, stats, exit_code, stopped)
         self.phases.append(phase)
         print(f"  {name:<26} {wall:7.1f} s  {phase.pages:5d} requests  {statuses}", flush=True)
         return phase
 
+    @staticmethod
+    def _wait(proc: subprocess.Popen, timeout: float | None) -> tuple[int, os.struct_rusage, bool]:
+        """(wait status, rusage, stopped at the time limit) of ``proc``, started in its own session. Interrupted
+        (the bench is stopped), it stops ``proc``'s session too before it lets go."""
+        try:
+            return Bench._wait_for(proc, timeout)
+        except BaseException:
+            if proc.returncode is None:
+                os.killpg(proc.pid, signal.SIGINT)
+                try:
+                    proc.wait(60)
+                except subprocess.TimeoutExpired:
+                    os.killpg(proc.pid, signal.SIGKILL)
+            raise
+
+    @staticmethod
+    def _wait_for(proc: subprocess.Popen, timeout: float | None) -> tuple[int, os.struct_rusage, bool]:
+        if timeout is None:
+            _, status, usage = os.wait4(proc.pid, 0)
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            return status, usage, False
+        deadline = time.monotonic() + timeout
+        signalled: str | None = None
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here; Popen must not wait again
+                return status, usage, signalled is not None
+            now = time.monotonic()
+            if signalled is None and now > deadline:
+                os.killpg(proc.pid, signal.SIGINT)  # GNU time ignores it while its command runs; Scrapy stops
+                signalled = "int"
+            elif signalled == "int" and now > deadline + 60:
+                os.killpg(proc.pid, signal.SIGKILL)
+                signalled = "kill"
+            time.sleep(0.2)
+
     def docsbot(
-        self, name: str, *args: str, library: str = LIBRARY, default_path: bool = False, check: bool = True
+        self,
+        name: str,
+        *args: str,
+        library: str = LIBRARY,
+        default_path: bool = False,
+        check: bool = True,
+        timeout: float | None = None,
     ) -> Phase:
         cmd = [sys.executable, "-m", "scrapy", "crawl", "docs", "-a", f"library={library}"]
         for arg in args:
             cmd += ["-a", arg]
         env = self.default_env if default_path else None
-        return self.run(name, cmd, docsbot_library=library, env=env, check=check)
+        return self.run(name, cmd, docsbot_library=library, env=env, check=check, timeout=timeout)
 
     @property
     def default_env(self) -> dict[str, str]:

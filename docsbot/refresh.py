@@ -154,7 +154,12 @@ class RefreshLedger:
         self._now = now
         self.pages: dict[str, StoredPage] = {page_key(p.url): p for p in stored}
         self.requested: set[str] = set()  # page keys requested this run (docsbot deduplicates, not Scrapy)
-        self.linked: set[str] = set()  # page keys reached from the root through links, within scope and depth
+        self.linked: set[str] = set()  # page keys linked from any page this run, within scope and depth
+        # Reachability from the root, told at the end (orphans): the links each page was found to have this run,
+        # by the key of the URL it was requested under (the stored links of a 304 are the stored tuple itself).
+        # Links given without a source (the root, sitemap entries) are where reachability starts.
+        self.link_roots: set[str] = set()
+        self.links_of: dict[str, list[Iterable[str]]] = {}
         self.claimed: set[str] = set()  # page keys stored (or moved there) this run
         self.moved: set[int] = set()  # stored page ids that moved to a new URL (redirect)
         self.checked: set[int] = set()  # stored page ids that answered 200/304 this run
@@ -183,11 +188,20 @@ class RefreshLedger:
             planned += self.plan([page.url], page.depth - 1, linked=False)
         return planned
 
-    def plan(self, urls: Iterable[str], parent_depth: int, *, linked: bool = True) -> list[PlannedRequest]:
+    def plan(
+        self, urls: Iterable[str], parent_depth: int, *, linked: bool = True, source: str | None = None
+    ) -> list[PlannedRequest]:
         """Requests for ``urls`` found at ``parent_depth`` + 1, skipping URLs out of scope, already requested, or
-        past ``max_depth``/``max_pages``. ``linked``: the URLs come from links (not seeds), so they count as
-        reachable from the root (orphans are the stored pages that are not)."""
+        past ``max_depth``/``max_pages``. ``linked``: the URLs come from links (not seeds); ``source``: the URL of
+        the page that links them, as it was requested (``None``: the root itself, or a sitemap's entries). A page
+        is reachable, and so not an orphan, when a chain of such links leads to it from the root."""
         out: list[PlannedRequest] = []
+        if linked:
+            urls = urls if isinstance(urls, tuple) else tuple(urls)
+            if source is None:
+                self.link_roots.update(page_key(url) for url in urls if url in self.scope)
+            else:
+                self.links_of.setdefault(page_key(source), []).append(urls)
         stack = [(url, parent_depth, linked) for url in reversed(list(urls))]
         while stack:
             url, parent, via_link = stack.pop()
@@ -208,6 +222,7 @@ class RefreshLedger:
             self.requested.add(key)
             if stored and self._recently_checked(stored) and not self.outdated(stored):
                 self.skipped_recently_checked += 1
+                self.links_of.setdefault(key, []).append(stored.links)
                 stack.extend((link, stored.depth, True) for link in reversed(stored.links))
                 continue
             render = self.render(url)
@@ -248,6 +263,9 @@ class RefreshLedger:
         if canonical and page_key(canonical) != page_key(final) and canonical in self.scope:
             target = canonical
         key = page_key(target)
+        if key != page_key(origin):  # reached through origin's link: the target is as reachable as origin
+            self.links_of.setdefault(page_key(origin), []).append((target,))
+            self.linked.add(key)
         page = self.pages.get(key)
         origin_page = self.pages.get(page_key(origin))
         retired = None
@@ -278,6 +296,9 @@ class RefreshLedger:
         of its own, which now only redirects (deleted at the end of the run, like a redirect onto a stored page
         that answered 200)."""
         self.answered(origin)
+        if page_key(final) != page_key(origin):
+            self.links_of.setdefault(page_key(origin), []).append((final,))
+            self.linked.add(page_key(final))
         page = self.not_modified(final)
         origin_page = self.stored_page(origin)
         if page is None or origin_page is None or origin_page.id == page.id:
@@ -307,15 +328,31 @@ class RefreshLedger:
 
     # --- what to delete ---
 
+    def reachable(self) -> set[str]:
+        """Page keys reached this run through a chain of links from the root (or a sitemap entry): a link counts
+        only on a page that is itself reachable, so pages that only link each other (a manual whose index was
+        deleted) are not, as a fresh index would not find them."""
+        reached = set(self.link_roots & self.linked)
+        todo = list(reached)
+        while todo:
+            for links in self.links_of.get(todo.pop(), ()):
+                for url in links:
+                    key = page_key(url)
+                    if key not in reached and key in self.linked:
+                        reached.add(key)
+                        todo.append(key)
+        return reached
+
     def orphans(self) -> dict[int, str]:
         """Stored pages that still answer but were not reached through links from the root this run (empty when
         ``max_pages`` truncated the crawl: then nothing can be told)."""
         if self.truncated:
             return {}
+        reached = self.reachable()
         return {
             page.id: page.url
             for key, page in self.pages.items()
-            if key not in self.linked and page.id not in self.gone_pages and page.id not in self.moved
+            if key not in reached and page.id not in self.gone_pages and page.id not in self.moved
         }
 
     def deletion_plan(

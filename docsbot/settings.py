@@ -90,6 +90,15 @@ AUTOTHROTTLE_TARGET_CONCURRENCY = 8
 # this many asyncio tasks for every callback and errback (each 304 included): 100, the default, cost 0.6 s of
 # an all-304 refresh of 538 pages here.
 CONCURRENT_ITEMS = 4
+# How far the crawl runs ahead of embedding and storage: Scrapy's scraper slot counts the body of every response
+# from its download until its callback *and the item pipelines of what the callback yielded* are done
+# (scrapy/core/scraper.py: Slot.active_size, at least 1 KiB per response), and the engine starts no new download
+# while that sum exceeds this many bytes. So pages fetched but not yet stored are at most about this many bytes of
+# HTML (whole pages: at most this / 1 KiB + 1), plus the CONCURRENT_REQUESTS downloads already started. Scrapy's
+# default, 5 MB, let a slow embedder fall 148 Python-docs pages behind; 2 MiB is about 20 Python-docs pages
+# (96 KB each), enough to fill the embedder's batches (8 x DOCSBOT_EMBED_BATCH_SIZE texts) and keep the extraction
+# workers busy. Memory per page in flight is a few times its body (text, Markdown, chunks).
+SCRAPER_SLOT_MAX_ACTIVE_SIZE = _env_number("DOCSBOT_MAX_BYTES_IN_FLIGHT", str(2 * 1024 * 1024))
 DOWNLOAD_TIMEOUT = 30
 # Breadth-first: requests leave in the order the spider planned them (the root, then stored pages by depth, then
 # links as found), as Scrapy's FAQ describes; its default LIFO queues fetch the last-queued seed first, so on a

@@ -110,8 +110,11 @@ class DocsSpider(scrapy.Spider):
             for request in self._sitemap_requests(rules.sitemaps, root):
                 yield request
 
-    def _requests(self, urls: Iterable[str], parent_depth: int, *, linked: bool = True) -> Iterator[scrapy.Request]:
-        for planned in self.context.ledger.plan(urls, parent_depth, linked=linked):
+    def _requests(
+        self, urls: Iterable[str], parent_depth: int, *, linked: bool = True, source: str | None = None
+    ) -> Iterator[scrapy.Request]:
+        """Requests for the links ``urls`` of the page requested as ``source`` (``None``: the root, a sitemap)."""
+        for planned in self.context.ledger.plan(urls, parent_depth, linked=linked, source=source):
             yield self._request(planned)
 
     def _request(self, planned: PlannedRequest) -> scrapy.Request:
@@ -166,12 +169,12 @@ class DocsSpider(scrapy.Spider):
         if extracted is None:  # kept as stored; pages reachable only through it are still reached
             page = ledger.stored_page(origin)
             if page is not None:
-                for request in self._requests(page.links, page.depth):
+                for request in self._requests(page.links, page.depth, source=origin):
                     yield request
             return
         links = [link for link in extracted.links if link in context.scope and not is_download(link)]
         found = ledger.resolve(origin, url, extracted.canonical_url, response.meta["depth"])
-        for request in self._requests(links, found.depth):
+        for request in self._requests(links, found.depth, source=origin):
             yield request
         if found.retired is not None:
             yield PageGone(context.version.id, found.retired.id, found.retired.url, f"now {found.target}")
@@ -237,7 +240,7 @@ class DocsSpider(scrapy.Spider):
             logger.warning("keeping %s as it was: %s", url, reason)
             page = ledger.failed(url)
         if page is not None:
-            yield from self._requests(page.links, page.depth)
+            yield from self._requests(page.links, page.depth, source=url)
 
     def _abort_root(self, reason: str) -> None:
         logger.error("the root URL %s failed (%s): stopping; nothing is deleted", self.context.ledger.root_url, reason)

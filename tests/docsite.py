@@ -21,6 +21,7 @@ class Hit:
     status: int
     if_none_match: str | None
     if_modified_since: str | None
+    at: float = field(default_factory=time.time)  # when the answer was sent (wall clock, comparable with now())
 
 
 @dataclass

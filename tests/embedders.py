@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+import time
 
 import numpy as np
 
@@ -35,6 +37,17 @@ class HashingEmbedder:
             if not norm:
                 out[row, 0] = 1.0
         return out
+
+
+class SlowEmbedder(HashingEmbedder):
+    """The hashing embedder at a model's pace: ``SLOW_EMBEDDER_SECONDS_PER_TEXT`` (environment; default 0.03 s)
+    of sleep per text, so that embedding, not downloading, is what a crawl waits for."""
+
+    name = "test/slow-hashing-384"
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        time.sleep(float(os.environ.get("SLOW_EMBEDDER_SECONDS_PER_TEXT", "0.03")) * len(texts))
+        return super().embed(texts)
 
 
 class BrokenEmbedder(HashingEmbedder):

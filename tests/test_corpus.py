@@ -98,8 +98,15 @@ def test_the_matrix_link_walk_counts_html_pages_in_scope_once(docsite):
     site.put(
         "/docs/deep.html",
         "<html><body><a href='sub/'>sub</a><a href='sub/index.html'>sub</a><a href='notes.txt'>notes</a>"
-        "<a href='gone.html'>gone</a><a href='deep.html#x'>me</a></body></html>",
+        "<a href='gone.html'>gone</a><a href='deep.html#x'>me</a><a href='jump.html'>jump</a></body></html>",
     )
+    # A meta refresh (the JDK docs' root) is a redirect, as for browsers and Scrapy: its target is the page.
+    site.put(
+        "/docs/jump.html", '<html><head><meta http-equiv="Refresh" content="0; url=\'moved/x.html\'"></head></html>'
+    )
+    site.put("/docs/moved/x.html", "<html><body><p>here</p></body></html>")
     pages, other = link_walk(f"{docsite.url}/docs/index.html")
-    assert pages == {"index.html", "guide.html", "api.html", "deep.html", "flaky.html", "sub/index.html"}
-    assert other == {"text/plain": 1, "HTTP 404": 1}
+    assert pages == {
+        "index.html", "guide.html", "api.html", "deep.html", "flaky.html", "sub/index.html", "moved/x.html",
+    }  # fmt: skip
+    assert other == {"text/plain": 1, "HTTP 404": 1, "meta refresh": 1}

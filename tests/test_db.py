@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 
 import numpy as np
 import psycopg
@@ -11,6 +14,7 @@ from psycopg import sql
 
 from docsbot import db
 from docsbot.items import Chunk, PageItem
+from tests.conftest import ROOT
 from tests.embedders import HashingEmbedder
 
 
@@ -156,6 +160,53 @@ def test_search_vector_dimension_comes_from_the_query(conn, database_url):
     assert [h.content for h in db.search(conn, "coroutine", np.ones(768, dtype=np.float32), [version.id])] == [
         "asyncio create_task schedules a coroutine"
     ]
+
+
+LOAD_STORED_PAGES = """
+import asyncio, sys
+from docsbot import db
+
+def kib(field):
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith(field + ":"))
+
+async def main(dsn, version_id):
+    store = db.PageStore(dsn, 1)
+    await store.open()
+    before = kib("VmRSS")
+    stored = await store.stored_pages(version_id)
+    print(len(stored), (kib("VmHWM") - before) // 1024)
+    await store.close()
+
+asyncio.run(main(sys.argv[1], int(sys.argv[2])))
+"""
+
+
+def test_stored_pages_are_read_in_batches_not_as_one_result(conn, database_url):
+    """A refresh loads every stored page with its links before its first request: the rows are streamed from a
+    server-side cursor, so the process never holds the whole result (all links as text) besides the pages built
+    from it. 3,000 pages x 200 links of 100 characters are 60 MB as text; loaded at once, the peak grew by
+    about that much (measured in a process of its own)."""
+    version = make_version(conn)
+    conn.execute(
+        "INSERT INTO pages (version_id, url, depth, links) SELECT %s, 'http://h/docs/p' || i || '.html', 1, "
+        "ARRAY(SELECT 'http://h/docs/' || repeat('x', 80) || k || '.html' FROM generate_series(1, 200) AS k) "
+        "FROM generate_series(1, 3000) AS i",
+        (version.id,),
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", LOAD_STORED_PAGES, database_url, str(version.id)],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    ).stdout.split()
+    pages, peak_mib = int(out[0]), int(out[1])
+    assert pages == 3000
+    # What stays: 3,000 tuples of 200 references to 200 shared strings, about 5 MB.
+    assert peak_mib < 25, f"loading the stored pages raised the peak RSS by {peak_mib} MiB"
 
 
 def test_stored_pages_share_one_copy_of_each_linked_url(conn, database_url):

@@ -181,6 +181,45 @@ def test_orphans_are_reported_and_pruned_on_request():
     assert ledger.deletion_plan(completed=True, prune="orphans").delete == {3: "http://h/docs/api.html (orphan)"}
 
 
+def test_pages_linked_only_from_pages_the_root_no_longer_reaches_are_orphans():
+    # A manual's index is deleted: its pages still link each other, but nothing reachable from the root links
+    # them. A fresh index would not find them, so a refresh with prune=orphans must delete them (found on the GTK
+    # docs: 39 pages of gdk4-wayland kept after gdk4-wayland/index.html was deleted).
+    stored = [
+        page(1, "index.html", 0, ("http://h/docs/guide.html", "http://h/docs/m/index.html")),
+        page(2, "guide.html", 1),
+        page(5, "m/index.html", 1, ("http://h/docs/m/a.html", "http://h/docs/m/b.html")),
+        page(6, "m/a.html", 2, ("http://h/docs/m/b.html", "http://h/docs/m/index.html")),
+        page(7, "m/b.html", 2, ("http://h/docs/m/a.html", "http://h/docs/guide.html")),
+    ]
+    ledger = RefreshLedger(ROOT, stored)
+    ledger.seeds()
+    ledger.not_modified(ROOT)
+    ledger.plan(stored[0].links, 0, source=ROOT)
+    ledger.not_modified("http://h/docs/guide.html")
+    ledger.gone(5, "http://h/docs/m/index.html", "404")
+    for pg in stored[3:]:  # requested as seeds; both answer 304 and their stored links are followed
+        ledger.not_modified(pg.url)
+        ledger.plan(pg.links, pg.depth, source=pg.url)
+    assert ledger.orphans() == {6: "http://h/docs/m/a.html", 7: "http://h/docs/m/b.html"}
+    # Reached through a link from a reachable page, under a URL that redirects, they are not orphans.
+    ledger = RefreshLedger(ROOT, stored)
+    ledger.seeds()
+    ledger.plan(["http://h/docs/guide.html", "http://h/docs/m"], 0, source=ROOT)
+    found = ledger.resolve("http://h/docs/m", "http://h/docs/m/index.html", None, 1)
+    ledger.plan(stored[2].links, found.depth, source="http://h/docs/m")
+    for pg in stored[3:]:
+        ledger.plan(pg.links, pg.depth, source=pg.url)
+    assert ledger.orphans() == {}
+    # A stored page that nothing links any more but a redirect from a linked URL: reachable too.
+    moved = [page(1, "index.html", 0, ("http://h/docs/n",)), page(8, "n/index.html", 1)]
+    ledger = RefreshLedger(ROOT, moved)
+    ledger.seeds()
+    ledger.plan(moved[0].links, 0, source=ROOT)
+    ledger.not_modified_after_redirect("http://h/docs/n", "http://h/docs/n/index.html")
+    assert ledger.orphans() == {}
+
+
 def test_max_pages_truncation_means_no_orphans():
     ledger = RefreshLedger(ROOT, site(), max_pages=2)
     assert urls(ledger.seeds()) == ["index.html", "guide.html"]
