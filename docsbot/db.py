@@ -26,7 +26,6 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool, PoolClosed
 
 from docsbot.errors import DocsbotError
-from docsbot.refresh import StoredPage
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterable
@@ -35,6 +34,7 @@ if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
 
     from docsbot.items import PageItem
+    from docsbot.refresh import StoredPage
 
 __all__ = [
     "DatabaseError",
@@ -407,6 +407,8 @@ class PageStore:
         with the total text of all links (measured: 20,000 pages × 100 links, 221 MiB as loaded, 19 MiB interned;
         about 100 MB for 100,000 such pages).
         """
+        from docsbot.refresh import StoredPage  # here: docsbot.refresh → urls imports Scrapy, which search avoids
+
         intern = sys.intern
         async with self._pool.connection() as conn, conn.cursor() as cur:
             await cur.execute(
