@@ -156,3 +156,23 @@ def test_unknown_tuning_names_are_refused(conn, version):
 def test_symbol_keys_are_the_name_and_its_last_parts():
     assert db.symbol_keys("os.path.join()") == ["os.path.join", "path.join", "join"]
     assert db.symbol_keys("PyCell_Get") == ["pycell_get"]
+
+
+def test_page_level_bm25_ranks_a_page_whose_sections_all_cover_the_query(conn, database_url, version):
+    """With w_page_lex, a page that covers the query's terms across its sections (one term per section) outranks
+    a page whose single best section matches a little better: chunk-level ranks see one section at a time."""
+    spread = page(version.id, "spread", [
+        ("Alpha", "The frobnicator configures widgets. " + FILLER, "alpha"),
+        ("Beta", "Widgets are rendered by the quux engine. " + FILLER, "beta"),
+        ("Gamma", "The quux engine uses a frobnicator. " + FILLER, "gamma"),
+    ])  # fmt: skip
+    dense = page(version.id, "dense", [
+        ("One", "frobnicator widgets quux, all in one line.", "one"),
+        ("Two", "Unrelated text about something else. " + FILLER, "two"),
+    ])  # fmt: skip
+    save(database_url, [*corpus(version), spread, dense])
+    query = "frobnicator widgets quux"
+    plain = [h.url for h in search(conn, version, query, k=3, per_page=True)]
+    paged = [h.url for h in search(conn, version, query, k=3, per_page=True, w_page_lex=3.0, rrf_k=10)]
+    assert plain[0] == "http://h/dense.html"
+    assert paged[0] == "http://h/spread.html" and "http://h/dense.html" in paged
