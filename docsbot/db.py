@@ -613,7 +613,9 @@ WITH nearest AS MATERIALIZED (
     SELECT id, row_number() OVER (ORDER BY distance, id) AS rank FROM nearest
 ), qterms AS (
     SELECT term, sum(tf)::float8 AS qtf FROM docsbot_terms(%(text)s) GROUP BY term
-), stats AS (
+), stats AS MATERIALIZED (
+    -- computed once: inlined into the BM25 join, the fallback sub-selects of a version without lexical_stats (a
+    -- first index still running or interrupted) ran once per posting row: minutes per query on the Python docs
     SELECT v.id AS version_id,
            coalesce(ls.docs, (SELECT count(*) FROM documents d JOIN pages p ON p.id = d.page_id
                               WHERE p.version_id = v.id))::float8 AS docs,

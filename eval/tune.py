@@ -24,7 +24,6 @@ sys.path.insert(0, str(HERE))
 import run  # noqa: E402
 from run import CORPORA, KINDS, evaluate  # noqa: E402
 
-
 _Cached = run.CachedBaseline
 
 
