@@ -26,7 +26,6 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool, PoolClosed
 
 from docsbot.errors import DocsbotError
-from docsbot.refresh import StoredPage
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterable
@@ -35,6 +34,7 @@ if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
 
     from docsbot.items import PageItem
+    from docsbot.refresh import StoredPage
 
 __all__ = [
     "DatabaseError",
@@ -292,20 +292,21 @@ def bind_model(conn: psycopg.Connection, version: VersionRow, model: str, dim: C
 
 _INSERT_PAGE = """
     INSERT INTO pages (version_id, url, depth, canonical_url, title, etag, last_modified, content_type,
-                       content_hash, links, markdown)
+                       content_hash, links, markdown, extractor_version)
     VALUES (%(version_id)s, %(url)s, %(depth)s, %(canonical_url)s, %(title)s, %(etag)s, %(last_modified)s,
-            %(content_type)s, %(content_hash)s, %(links)s, %(markdown)s)
+            %(content_type)s, %(content_hash)s, %(links)s, %(markdown)s, %(extractor_version)s)
     ON CONFLICT (version_id, url) DO UPDATE SET
         canonical_url = EXCLUDED.canonical_url, title = EXCLUDED.title, etag = EXCLUDED.etag,
         last_modified = EXCLUDED.last_modified, content_type = EXCLUDED.content_type,
-        content_hash = EXCLUDED.content_hash, links = EXCLUDED.links, markdown = EXCLUDED.markdown
+        content_hash = EXCLUDED.content_hash, links = EXCLUDED.links, markdown = EXCLUDED.markdown,
+        extractor_version = EXCLUDED.extractor_version
     RETURNING id
 """
 # A stored page keeps its depth; its URL changes only when it moved (redirect).
 _UPDATE_PAGE = """
     UPDATE pages SET url = %(url)s, canonical_url = %(canonical_url)s, title = %(title)s, etag = %(etag)s,
         last_modified = %(last_modified)s, content_type = %(content_type)s, content_hash = %(content_hash)s,
-        links = %(links)s, markdown = %(markdown)s
+        links = %(links)s, markdown = %(markdown)s, extractor_version = %(extractor_version)s
     WHERE id = %(page_id)s
     RETURNING id
 """
@@ -410,17 +411,22 @@ class PageStore:
         time: a client-side result would hold every link as text besides the pages built from it (the GTK docs
         replicated to 100,265 pages: 265 MiB peak loaded at once, 120 MiB streamed).
         """
+        from docsbot.refresh import StoredPage  # here: docsbot.refresh → urls imports Scrapy, which search avoids
+
         intern = sys.intern
         stored: dict[str, StoredPage] = {}
         async with self._pool.connection() as conn, conn.transaction(), conn.cursor(name="stored_pages") as cur:
             cur.itersize = STORED_PAGES_BATCH
             await cur.execute(
-                "SELECT id, url, etag, last_modified, content_hash, depth, links, last_checked_at FROM pages "
+                "SELECT id, url, etag, last_modified, content_hash, depth, links, last_checked_at, extractor_version "
+                "FROM pages "
                 "WHERE version_id = %s ORDER BY depth, id",
                 (version_id,),
             )
             async for row in cur:
-                stored[row[1]] = StoredPage(row[0], intern(row[1]), *row[2:6], tuple(map(intern, row[6])), row[7])
+                stored[row[1]] = StoredPage(
+                    row[0], intern(row[1]), *row[2:6], tuple(map(intern, row[6])), row[7], row[8]
+                )
         return stored
 
     async def stored_embeddings(self, embed_hashes: list[str]) -> dict[str, np.ndarray]:
@@ -458,6 +464,7 @@ class PageStore:
             "depth": item.depth,
             "links": item.links,
             "markdown": item.markdown,
+            "extractor_version": item.extractor_version,
             "page_id": item.page_id,
         }
         return await self._retrying(f"storing {item.url}", lambda: self._save_page(item, values))
@@ -600,6 +607,8 @@ SEARCH_DEFAULTS: dict[str, Any] = {
     "nav_share": 0.5,  # pages with at least this share of text in links are navigation...
     "nav_factor": 0.1,  # ...and their score is multiplied by this
     "w_page_rest": 0.0,  # a page's score adds this share of its 2nd and 3rd best chunks' scores
+    "w_page_lex": 0.0,  # weight of the page-level BM25 list in a page's score (one result per page only)...
+    "page_candidates": 50,  # ...its length
     "merge": 3,  # per page: its best chunks merged in page order, at most this many
     "merge_ratio": 0.8,  # ...those scoring at least this share of the page's best chunk
 }
@@ -618,17 +627,21 @@ WITH nearest AS MATERIALIZED (
     SELECT id, row_number() OVER (ORDER BY distance, id) AS rank FROM nearest
 ), qterms AS (
     SELECT term, sum(tf)::float8 AS qtf FROM docsbot_terms(%(text)s) GROUP BY term
-), stats AS (
+), stats AS MATERIALIZED (
+    -- computed once: inlined into the BM25 join, the fallback sub-selects of a version without lexical_stats (a
+    -- first index still running or interrupted) ran once per posting row: minutes per query on the Python docs
     SELECT v.id AS version_id,
            coalesce(ls.docs, (SELECT count(*) FROM documents d JOIN pages p ON p.id = d.page_id
                               WHERE p.version_id = v.id))::float8 AS docs,
            coalesce(ls.avg_len, (SELECT avg(length(d.content) + length(d.context)) FROM documents d
                                  JOIN pages p ON p.id = d.page_id WHERE p.version_id = v.id), 1.0) AS avg_len
     FROM unnest(%(versions)s::bigint[]) AS v(id) LEFT JOIN lexical_stats ls ON ls.version_id = v.id
+), qpost AS MATERIALIZED (
+    -- every posting of a query term (scanned once; chunk BM25 and page BM25 both read it)
+    SELECT po.version_id, po.term, po.doc_id, po.page_id, po.tf_body, po.tf_head, po.doc_len FROM postings po
+    WHERE po.version_id = ANY(%(versions)s) AND po.term IN (SELECT term FROM qterms)
 ), df AS (
-    SELECT version_id, term, count(*)::float8 AS df FROM postings
-    WHERE version_id = ANY(%(versions)s) AND term IN (SELECT term FROM qterms)
-    GROUP BY version_id, term
+    SELECT version_id, term, count(*)::float8 AS df FROM qpost GROUP BY version_id, term
 ), lex AS (
     -- BM25 (Robertson/Sparck Jones IDF with +1, as Lucene) over chunks; a context-line occurrence counts
     -- w_head times, identifier terms weigh w_ident.
@@ -639,14 +652,48 @@ WITH nearest AS MATERIALIZED (
             * (po.tf_body + %(w_head)s * po.tf_head) * (%(k1)s + 1)
             / ((po.tf_body + %(w_head)s * po.tf_head) + %(k1)s * (1 - %(b)s + %(b)s * po.doc_len / s.avg_len))
         ) AS score
-        FROM postings po
+        FROM qpost po
         JOIN qterms q ON q.term = po.term
         JOIN df ON df.version_id = po.version_id AND df.term = po.term
         JOIN stats s ON s.version_id = po.version_id
-        WHERE po.version_id = ANY(%(versions)s) AND po.term IN (SELECT term FROM qterms)
         GROUP BY po.doc_id
         ORDER BY score DESC, po.doc_id LIMIT %(lex_candidates)s
     ) scored
+), page_tf AS (
+    -- BM25 over whole pages (a page's chunks as one document), a third ranked list when w_page_lex > 0: a term
+    -- spread over many sections of one page (an index term, a module's name) ranks that page, as page-level
+    -- BM25 does; chunk-level ranks see one section at a time.
+    SELECT version_id, page_id, term, sum(tf_body + %(w_head)s * tf_head) AS tf,
+           count(DISTINCT doc_id) AS chunks
+    FROM qpost WHERE %(w_page_lex)s > 0 GROUP BY version_id, page_id, term
+), page_len AS (
+    SELECT d.page_id, sum(length(d.content) + length(d.context))::float8 AS len FROM documents d
+    WHERE d.page_id IN (SELECT DISTINCT page_id FROM page_tf) GROUP BY d.page_id
+), page_stats AS (
+    SELECT s.version_id, n.pages, s.docs * s.avg_len / greatest(n.pages, 1) AS avg_len
+    FROM stats s CROSS JOIN LATERAL (SELECT count(*)::float8 AS pages FROM pages WHERE version_id = s.version_id) n
+    WHERE %(w_page_lex)s > 0
+), plex AS (
+    SELECT page_id, row_number() OVER (ORDER BY score DESC, page_id) AS rank FROM (
+        SELECT pt.page_id, sum(
+            (CASE WHEN left(pt.term, 1) = '=' THEN %(w_ident)s ELSE 1.0 END) * q.qtf
+            * ln(1 + (ps.pages - pdf.df + 0.5) / (pdf.df + 0.5))
+            * pt.tf * (%(k1)s + 1) / (pt.tf + %(k1)s * (1 - %(b)s + %(b)s * pl.len / ps.avg_len))
+        ) AS score
+        FROM page_tf pt
+        JOIN qterms q ON q.term = pt.term
+        JOIN (SELECT version_id, term, count(*)::float8 AS df FROM page_tf GROUP BY version_id, term) pdf
+          ON pdf.version_id = pt.version_id AND pdf.term = pt.term
+        JOIN page_stats ps ON ps.version_id = pt.version_id
+        JOIN page_len pl ON pl.page_id = pt.page_id
+        GROUP BY pt.page_id
+        ORDER BY score DESC, pt.page_id LIMIT %(page_candidates)s
+    ) scored
+), plex_chunks AS (
+    -- a page ranked by page BM25 competes with its chunk holding most of the query's terms
+    SELECT DISTINCT ON (po.page_id) po.doc_id AS id FROM qpost po JOIN plex ON plex.page_id = po.page_id
+    GROUP BY po.page_id, po.doc_id
+    ORDER BY po.page_id, count(*) DESC, sum(po.tf_body + po.tf_head) DESC, po.doc_id
 ), qkeys AS (
     -- the query's words as typed (trailing punctuation and "()" cut), lower-cased; `ident` if shaped like one
     SELECT DISTINCT lower(w) AS key, (w ~ '[._<>:]|[a-z][A-Z]|^-|[A-Za-z][0-9]') AS ident
@@ -675,7 +722,8 @@ WITH nearest AS MATERIALIZED (
     SELECT d.id, d.page_id, d.sort_order, d.content, d.metadata, p.url, p.title, p.version_id,
            (COALESCE(%(w_vec)s / (%(rrf_k)s + vec.rank), 0) + COALESCE(%(w_lex)s / (%(rrf_k)s + lex.rank), 0))
            * (CASE WHEN p.link_share >= %(nav_share)s THEN %(nav_factor)s ELSE 1.0 END) AS score
-    FROM (SELECT id FROM vec UNION SELECT doc_id FROM lex UNION SELECT id FROM sym_chunks) hits
+    FROM (SELECT id FROM vec UNION SELECT doc_id FROM lex UNION SELECT id FROM sym_chunks
+          UNION SELECT id FROM plex_chunks) hits
     JOIN documents d ON d.id = hits.id
     JOIN pages p ON p.id = d.page_id
     LEFT JOIN vec ON vec.id = hits.id
@@ -688,9 +736,11 @@ WITH nearest AS MATERIALIZED (
     SELECT r.page_id, r.best
            + %(w_page_rest)s * (SELECT COALESCE(sum(o.score), 0) FROM ranked o WHERE o.page_id = r.page_id
                                 AND o.nth BETWEEN 2 AND 3)
-           + COALESCE(sp.bonus, 0) * (CASE WHEN pg.link_share >= %(nav_share)s THEN %(nav_factor)s ELSE 1.0 END)
+           + (COALESCE(sp.bonus, 0) + COALESCE(%(w_page_lex)s / (%(rrf_k)s + plex.rank), 0))
+             * (CASE WHEN pg.link_share >= %(nav_share)s THEN %(nav_factor)s ELSE 1.0 END)
            AS page_score, sp.anchor AS sym_anchor
     FROM ranked r JOIN pages pg ON pg.id = r.page_id LEFT JOIN sym_page sp ON sp.page_id = r.page_id
+    LEFT JOIN plex ON plex.page_id = r.page_id
     WHERE r.nth = 1
     ORDER BY page_score DESC, r.page_id
     LIMIT CASE WHEN %(per_page)s THEN %(k)s ELSE 0 END

@@ -20,6 +20,7 @@ from w3lib.encoding import html_to_unicode, resolve_encoding
 from docsbot.urls import InvalidURL, canonical_url
 
 __all__ = [
+    "EXTRACTOR_VERSION",
     "Anchor",
     "ExtractedPage",
     "ExtractionError",
@@ -30,6 +31,13 @@ __all__ = [
     "link_share",
     "parse_html",
 ]
+
+# The version of what extract_page returns. Bump it with any change that alters the Markdown, title, anchors,
+# symbols or link share of some pages: a refresh re-fetches (without validators, once) every stored page extracted
+# by an older version and stores it as a full index would, reusing the vectors of chunks whose text is the same
+# (pages.extractor_version, migration 0011). 1: everything before it; 2: gi-docgen headers, AsciiDoc #header,
+# DocBook and rustdoc chrome, nested <pre>, rustdoc/Javadoc/gi-docgen symbols.
+EXTRACTOR_VERSION = 2
 
 MAIN_CONTENT_XPATHS = (
     "//*[@itemprop='articleBody']",

@@ -54,6 +54,8 @@ class PageItem:
     anchors: list[tuple[int, str]] = field(default_factory=list)
     symbols: list[tuple[str, str]] = field(default_factory=list)
     link_share: float | None = None
+    # docsbot.extract.EXTRACTOR_VERSION of this extraction (0: unknown; a refresh re-fetches such a page).
+    extractor_version: int = 0
 
 
 @dataclass

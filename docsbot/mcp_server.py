@@ -291,7 +291,7 @@ class DocsIndex:
 
     def open(self) -> DocsIndex:
         self.searcher.open()
-        self.searcher.embedder.embed(["warm up"])  # load the model now, not on the first call
+        self.searcher.warm_up()  # load the model now, not on the first call
         return self
 
     def close(self) -> None:

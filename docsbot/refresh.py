@@ -65,6 +65,7 @@ class StoredPage:
     depth: int
     links: tuple[str, ...]
     last_checked_at: datetime | None = None
+    extractor_version: int = 0  # docsbot.extract.EXTRACTOR_VERSION that produced the stored content
 
 
 @dataclass(frozen=True)
@@ -139,6 +140,7 @@ class RefreshLedger:
         min_recheck: timedelta | None = None,
         render: Callable[[str], bool] = lambda url: False,
         scope: Scope | None = None,
+        extractor_version: int | None = None,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self.root_url = root_url
@@ -148,6 +150,7 @@ class RefreshLedger:
         self.max_pages = max_pages
         self.min_recheck = min_recheck
         self.render = render
+        self.extractor_version = extractor_version
         self._now = now
         self.pages: dict[str, StoredPage] = {page_key(p.url): p for p in stored}
         self.requested: set[str] = set()  # page keys requested this run (docsbot deduplicates, not Scrapy)
@@ -168,6 +171,12 @@ class RefreshLedger:
     def stored_page(self, url: str) -> StoredPage | None:
         """The stored page ``url`` names (under either of its URLs), or ``None``."""
         return self.pages.get(page_key(url))
+
+    def outdated(self, page: StoredPage) -> bool:
+        """``page`` was extracted by an older version of docsbot's extraction than ``extractor_version``: a
+        refresh fetches it without validators (its 200 is stored as a full index would store it, even if the
+        content hash is the same), and ``min_recheck`` does not skip it."""
+        return self.extractor_version is not None and page.extractor_version < self.extractor_version
 
     # --- what to request ---
 
@@ -211,13 +220,14 @@ class RefreshLedger:
                 self.truncated = True
                 continue
             self.requested.add(key)
-            if stored and self._recently_checked(stored):
+            if stored and self._recently_checked(stored) and not self.outdated(stored):
                 self.skipped_recently_checked += 1
                 self.links_of.setdefault(key, []).append(stored.links)
                 stack.extend((link, stored.depth, True) for link in reversed(stored.links))
                 continue
             render = self.render(url)
-            if stored and self.refresh and (stored.etag or stored.last_modified or not render):
+            revalidate = stored and self.refresh and not self.outdated(stored)
+            if revalidate and (stored.etag or stored.last_modified or not render):
                 validators = (stored.etag, stored.last_modified)
                 out.append(PlannedRequest(url, depth, stored, validators, render_after_200=render))
             else:
@@ -229,6 +239,8 @@ class RefreshLedger:
         revalidated over plain HTTP in a refresh (never those of the URL that redirected), else ``None``."""
         page = self.stored_page(url)
         if not self.refresh or page is None or not (page.etag or page.last_modified) or self.render(url):
+            return None
+        if self.outdated(page):
             return None
         return (page.etag, page.last_modified)
 

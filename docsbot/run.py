@@ -29,6 +29,7 @@ from scrapy.exceptions import NotConfigured
 from docsbot import db
 from docsbot.arguments import CrawlArguments, CrawlSettings, SpiderArgumentError
 from docsbot.embedding import load_embedder
+from docsbot.extract import EXTRACTOR_VERSION
 from docsbot.refresh import GONE_STATUSES, DeletionPlan, RefreshLedger
 from docsbot.render import RenderPolicy, enable_rendering
 from docsbot.urls import Scope
@@ -208,6 +209,7 @@ class IndexRun:
             min_recheck=context.args.min_recheck,
             render=context.render,
             scope=context.scope,
+            extractor_version=EXTRACTOR_VERSION,
         )
         context.run_id = await context.store.start_run(context.version.id, context.mode)
         logger.info("%d pages of %s are stored", len(stored), context.label)

@@ -15,6 +15,7 @@ from psycopg_pool import ConnectionPool
 
 from docsbot import db
 from docsbot.db import version_label
+from docsbot.embedding import embed_query
 from docsbot.errors import DocsbotError
 
 if TYPE_CHECKING:
@@ -96,6 +97,10 @@ class Searcher:
     def close(self) -> None:
         self._pool.close()
 
+    def warm_up(self) -> None:
+        """Load the query model now rather than on the first search (a long-running server calls this once)."""
+        embed_query(self.embedder, ["warm up"])
+
     def __enter__(self) -> Searcher:
         return self.open()
 
@@ -147,7 +152,7 @@ class Searcher:
                 )
         if not usable:
             return []
-        vector = self.embedder.embed([query])[0]
+        vector = embed_query(self.embedder, [query])[0]
         labels = {v.id: (v.library, v.name) for v in usable}
         with self._pool.connection() as conn:
             hits = db.search(conn, query, vector, list(labels), k=limit, per_page=not chunks, **self.tuning)

@@ -282,6 +282,7 @@ def main(argv: list[str]) -> int:
     names = args.corpus or list(CORPORA)
     if args.index_missing:
         with db.connect(dsn) as conn:
+            db.migrate(conn)  # a new database has no tables yet
             missing = [n for n in names if db.find_version(conn, CORPORA[n].library, CORPORA[n].version) is None]
         for name in missing:
             index_corpus(CORPORA[name])

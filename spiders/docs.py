@@ -27,7 +27,7 @@ from scrapy.utils.gz import gunzip, gzip_magic_number
 from scrapy.utils.sitemap import Sitemap
 
 from docsbot.arguments import ARGUMENT_NAMES, CrawlArguments
-from docsbot.extract import ExtractionError, content_hash
+from docsbot.extract import EXTRACTOR_VERSION, ExtractionError, content_hash
 from docsbot.items import PageGone, PageItem
 from docsbot.middlewares import (
     FETCHED_VALIDATORS_META_KEY,
@@ -200,10 +200,12 @@ class DocsSpider(scrapy.Spider):
             content_type=_header(response, b"Content-Type"),
             canonical_url=extracted.canonical_url,
             page_id=page.id if page else None,
-            stored_hash=page.content_hash if page else None,
+            # A page extracted by an older version is stored again whatever its hash (symbols, anchors).
+            stored_hash=page.content_hash if page and not ledger.outdated(page) else None,
             anchors=list(extracted.anchors),
             symbols=list(extracted.symbols),
             link_share=extracted.link_share,
+            extractor_version=EXTRACTOR_VERSION,
         )
 
     def page_failed(self, failure: Failure) -> Iterator[scrapy.Request | PageGone]:

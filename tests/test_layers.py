@@ -32,7 +32,7 @@ LAYERS = (
         "docsbot.items",
         independent=True,
     ),
-    grimp.Layer("docsbot.urls", "docsbot.errors", independent=True),
+    grimp.Layer("docsbot.urls", "docsbot.errors", "docsbot.config", independent=True),
 )
 PURE = ("docsbot.refresh", "docsbot.arguments", "docsbot.extract", "docsbot.chunking", "docsbot.items", "docsbot.urls")
 

@@ -37,6 +37,31 @@ def test_vectors_match_sentence_transformers(embedder):
     assert cosine.min() > 0.9999
 
 
+QUERY_TEXTS = [
+    "create a task with asyncio",
+    "os.set_inheritable()",
+    "x",
+    "Ünïcödé — 日本語のテキスト, émojis 🐍, ß and ﬁ ligatures",
+    "Как создать задачу? ¿Cómo crear una tarea con asyncio?",
+    "asyncio event loop coroutine " * 120,  # far over the 256-token limit: truncated the same way
+]
+
+
+def test_the_query_path_gives_fastembeds_vectors_without_importing_it(embedder):
+    """docsbot search embeds the query with onnxruntime + tokenizers on the same files (no fastembed import);
+    it must give the vectors indexing stored, batched or one by one."""
+    indexed = embedder.embed(QUERY_TEXTS)
+    fresh = FastEmbedEmbedder(DEFAULT_MODEL, embedder.model_path)
+    batched = fresh.embed_query(QUERY_TEXTS)
+    single = np.vstack([fresh.embed_query([t]) for t in QUERY_TEXTS])
+    for got in (batched, single):
+        assert got.shape == indexed.shape and got.dtype == np.float32
+        assert (got * indexed).sum(axis=1).min() > 1 - 1e-5
+        assert np.abs(np.linalg.norm(got, axis=1) - 1).max() < 1e-5
+    assert fresh._model is None  # fastembed was never loaded by this embedder
+    assert (single[0] * single[1]).sum() < 0.9  # different texts, different vectors: the check can fail
+
+
 def test_token_limit_is_the_trained_256(embedder):
     assert embedder.name == DEFAULT_MODEL and embedder.dim == 384
     assert embedder.max_tokens == 256
@@ -76,6 +101,20 @@ def test_index_then_search_with_the_real_model(crawl, docsite, database_url, db)
     assert "Schedule a coroutine" in hits[0]["content"]
     assert set(hits[0]) == {"url", "deep_link", "title", "heading_path", "score", "content", "library", "version"}
     assert len({hit["url"] for hit in hits}) == 3  # one result per page
+
+    # The search process imports neither fastembed nor Scrapy (together over 1 s of every search).
+    timed = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "docsbot.cli", "search", "schedule a coroutine", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert timed.returncode == 0, timed.stderr[-3000:]
+    assert json.loads(timed.stdout.splitlines()[0])["url"].endswith("/docs/api.html")
+    imported = {line.rsplit("|", 1)[1].strip() for line in timed.stderr.splitlines() if line.startswith("import time:")}
+    assert "onnxruntime" in imported and "tokenizers" in imported
+    assert not {m for m in imported if m.split(".")[0] in {"fastembed", "scrapy", "twisted"}}
 
     human = subprocess.run(
         [sys.executable, "-m", "docsbot.cli", "search", "install with pip", "--library", "testdocs"],

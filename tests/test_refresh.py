@@ -277,3 +277,21 @@ def test_a_redirect_target_that_is_stored_is_revalidated_with_its_own_validators
     # a stored row that now only redirects to another stored page goes
     found, retired = ledger.not_modified_after_redirect("http://h/docs/guide.html", "http://h/docs/start.html")
     assert (found.id, retired.id) == (1, 2)
+
+
+# | a page extracted by an older docsbot (pages.extractor_version) | fetched without validators, once | stored as a
+#   full index would store it (chunks reused by text) |
+def test_a_page_extracted_by_an_older_version_is_fetched_without_validators_and_not_skipped():
+    now = datetime(2026, 11, 23, tzinfo=UTC)
+    old = StoredPage(2, "http://h/docs/guide.html", '"e"', None, "hash2", 1, (), now, extractor_version=1)
+    current = StoredPage(3, "http://h/docs/api.html", '"e"', None, "hash3", 1, (), now, extractor_version=2)
+    ledger = RefreshLedger(
+        ROOT, [site()[0], old, current], extractor_version=2, min_recheck=timedelta(hours=1), now=lambda: now
+    )
+    planned = {p.url: p for p in ledger.seeds()}
+    assert planned["http://h/docs/guide.html"].validators is None  # unconditional: its 200 is re-extracted
+    assert "http://h/docs/api.html" not in planned  # checked recently and current: min_recheck skips it
+    assert ledger.outdated(old) and not ledger.outdated(current)
+    assert ledger.validators_for("http://h/docs/guide.html") is None
+    # Without an extractor version (a caller that does not care), nothing is outdated.
+    assert not RefreshLedger(ROOT, [old]).outdated(old)

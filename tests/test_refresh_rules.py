@@ -95,6 +95,35 @@ def test_one_paragraph_edit_on_a_long_page_embeds_about_one_chunk(crawl, docsite
     assert vectors == len(after)
 
 
+def test_pages_extracted_by_an_older_version_are_refetched_once_and_stored_again_reusing_vectors(crawl, docsite, db):
+    """An upgrade that changes extraction (docsbot.extract.EXTRACTOR_VERSION) reaches stored pages without a
+    full re-index: the next refresh fetches them without validators and stores what the new extraction gives
+    (here: symbols it did not record), reusing every vector; the refresh after that is all 304 again."""
+    from docsbot.extract import EXTRACTOR_VERSION
+
+    site = docsite.site
+    index(crawl, docsite)
+    before = chunks(db)
+    db.execute("UPDATE pages SET extractor_version = %s WHERE url LIKE '%%/guide.html'", (EXTRACTOR_VERSION - 1,))
+    db.execute("UPDATE pages SET link_share = NULL WHERE url LIKE '%%/guide.html'")
+    site.hits.clear()
+    refresh(crawl)
+    hits = {h.path: h for h in site.hits if h.path.endswith(".html")}
+    assert hits["/docs/guide.html"].status == 200 and hits["/docs/guide.html"].if_none_match is None
+    assert {h.status for path, h in hits.items() if path != "/docs/guide.html"} == {304}
+    versions = dict(db.execute("SELECT url, extractor_version FROM pages").fetchall())
+    assert set(versions.values()) == {EXTRACTOR_VERSION}
+    guide = db.execute("SELECT link_share FROM pages WHERE url LIKE '%%/guide.html'").fetchone()[0]
+    assert guide is not None  # written again by the store pipeline
+    run = last_run(db)
+    assert run.get("chunks_embedded", 0) == 0 and run["chunks_reused"] == len(before["/docs/guide.html"])
+    assert {p: [t for _, t in c] for p, c in chunks(db).items()} == {p: [t for _, t in c] for p, c in before.items()}
+
+    site.hits.clear()
+    refresh(crawl)
+    assert {h.status for h in site.hits if h.path.endswith(".html")} == {304}
+
+
 def test_a_stored_page_that_redirects_moves_to_the_new_url(crawl, docsite, db):
     site = docsite.site
     index(crawl, docsite)

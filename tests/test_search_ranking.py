@@ -161,3 +161,34 @@ def test_symbol_keys_are_the_name_and_its_last_parts():
 def test_symbol_keys_split_rust_and_gobject_paths_too():
     assert db.symbol_keys("std::vec::Vec::push") == ["std::vec::vec::push", "vec::vec::push", "vec::push", "push"]
     assert db.symbol_keys("Gtk.Button:label") == ["gtk.button:label", "button:label", "label"]
+
+
+def test_page_level_bm25_ranks_a_page_whose_sections_all_cover_the_query(conn, database_url, version):
+    """With w_page_lex, a page that covers the query's terms across its sections (one term per section) outranks
+    a page whose single best section matches a little better: chunk-level ranks see one section at a time."""
+    spread = page(version.id, "spread", [
+        ("Alpha", "The frobnicator configures widgets. " + FILLER, "alpha"),
+        ("Beta", "Widgets are rendered by the quux engine. " + FILLER, "beta"),
+        ("Gamma", "The quux engine uses a frobnicator. " + FILLER, "gamma"),
+    ])  # fmt: skip
+    dense = page(version.id, "dense", [
+        ("One", "frobnicator widgets quux, all in one line.", "one"),
+        ("Two", "Unrelated text about something else. " + FILLER, "two"),
+    ])  # fmt: skip
+    save(database_url, [*corpus(version), spread, dense])
+    query = "frobnicator widgets quux"
+    plain = [h.url for h in search(conn, version, query, k=3, per_page=True)]
+    paged = [h.url for h in search(conn, version, query, k=3, per_page=True, w_page_lex=3.0, rrf_k=10)]
+    assert plain[0] == "http://h/dense.html"
+    assert paged[0] == "http://h/spread.html" and "http://h/dense.html" in paged
+
+
+def test_a_version_without_bm25_statistics_yet_ranks_as_with_them(conn, database_url, version):
+    """A first index still running (or interrupted) has no lexical_stats row: search computes the statistics once
+    (a materialized CTE) and ranks exactly as it will once the run has stored them."""
+    save(database_url, corpus(version))
+    conn.execute("DELETE FROM lexical_stats WHERE version_id = %s", (version.id,))
+    before = [(h.url, round(h.score, 9)) for h in search(conn, version, "inheritable flag", k=5, per_page=True)]
+    db.refresh_lexical_stats(conn, version.id)
+    after = [(h.url, round(h.score, 9)) for h in search(conn, version, "inheritable flag", k=5, per_page=True)]
+    assert before == after and before[0][0] == "http://h/os.html"
