@@ -36,7 +36,7 @@ __all__ = [
 # symbols or link share of some pages: a refresh re-fetches (without validators, once) every stored page extracted
 # by an older version and stores it as a full index would, reusing the vectors of chunks whose text is the same
 # (pages.extractor_version, migration 0011). 1: everything before it; 2: gi-docgen headers, AsciiDoc #header,
-# DocBook and rustdoc chrome, nested <pre>, rustdoc/Javadoc/gi-docgen symbols.
+# DocBook and rustdoc chrome, nested <pre>, rustdoc/Javadoc/gi-docgen symbols, docutils asides (footnotes) kept.
 EXTRACTOR_VERSION = 2
 
 MAIN_CONTENT_XPATHS = (
@@ -66,7 +66,9 @@ CHROME_XPATH = " | ".join(
         " or ancestor::*[@role='main'])]",
         "//footer",
         "//*[@id='footer']",
-        "//aside",
+        # An <aside> beside the content (a theme's sidebar, a table of contents drawer) is chrome; inside the main
+        # content it is content: docutils renders footnotes, topics and sidebars as <aside> (Sphinx, Python docs).
+        "//aside[not(ancestor::main or ancestor::article or ancestor::*[@role='main'])]",
         "//form",
         "//button",
         "//*[@role='navigation' or @role='search' or @role='banner' or @role='contentinfo']",

@@ -457,3 +457,19 @@ def test_installed_reference_pages_yield_their_symbols(path, title, expected):
     assert expected <= {s.name for s in page.symbols}
     if title:
         assert page.title == title
+
+
+def test_docutils_footnotes_and_topics_inside_the_content_are_kept_a_theme_aside_is_not():
+    """docutils (Sphinx) renders footnotes, topics and sidebars as <aside> inside the main content (78 pages of the
+    Python docs have footnotes); a theme's <aside> beside the content (Furo's table of contents) is chrome."""
+    html = """<html><head><title>doctest</title></head><body>
+    <div class="page"><aside class="sidebar-drawer"><a href="index.html">Site navigation</a></aside>
+    <div class="main"><article role="main"><section><h1>doctest</h1>
+    <p>Examples are run as tests<a class="footnote-reference brackets" href="#id2">1</a>.</p>
+    <aside class="topic"><p class="topic-title">See also</p><p>The unittest module.</p></aside>
+    <aside class="footnote-list brackets"><aside class="footnote brackets" id="id2" role="note">
+    <span class="label">1</span><p>Examples cannot contain tabs.</p></aside></aside>
+    </section></article><aside class="toc-drawer"><a href="#x">On this page</a></aside></div></div></body></html>"""
+    md = extract_page(html, "http://h/library/doctest.html").markdown
+    assert "Examples cannot contain tabs." in md and "The unittest module." in md
+    assert "Site navigation" not in md and "On this page" not in md
