@@ -25,6 +25,12 @@ CHARS_PER_TOKEN = 4  # sizing by characters when no tokenizer is given
 _FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _INLINE_MARKUP = re.compile(r"`|\*\*?|(?<!\w)_|_(?!\w)")
+_WORD = re.compile(r"[^\W_]")
+
+
+def _has_text(content: str) -> bool:
+    """Whether ``content`` has a letter or digit outside its heading lines (``---`` and ``| --- |`` have none)."""
+    return any(_WORD.search(line) for line in content.split("\n") if not _HEADING.match(line))
 
 
 @dataclass(frozen=True)
@@ -115,13 +121,11 @@ class Chunker:
                 anchor = located[a][1]
                 a += 1
             out.append(TextChunk(content, tuple(t for _, t in stack), offset, anchor))
-        # A section too big for one chunk leaves its heading alone in a chunk; the heading lives on in the
-        # next chunk's heading path, so the heading-only chunk is dropped.
-        return [
-            c
-            for i, c in enumerate(out)
-            if i + 1 == len(out) or not all(_HEADING.match(line) for line in c.content.split("\n") if line)
-        ]
+        # A section too big for one chunk leaves its heading alone in a chunk (with a thematic break, an empty
+        # table header: nothing but markup); the heading lives on in the next chunk's heading path, so a chunk
+        # without text outside headings is dropped. A page that is nothing but a title keeps its last chunk.
+        kept = [c for c in out if _has_text(c.content)]
+        return kept or out[-1:]
 
     def _groups(self, text: str, headings: list[tuple[int, int, str]]) -> list[tuple[int, int]]:
         """(start, end) character spans: a section plus as many following subsections as fit the limit."""

@@ -108,6 +108,16 @@ def test_sections_join_their_subsections_but_never_their_siblings():
     ]
 
 
+def test_chunks_without_text_outside_headings_are_dropped_but_a_bare_title_keeps_one():
+    big = "word " * 300
+    md = f"# Module\n\n---\n\n{big}\n\n## Index\n\n|  |  |\n| --- | --- |\n\n{big}"
+    chunks = Chunker(64).chunks(md)
+    assert chunks and all(any(ch.isalnum() for ch in c.content.replace("#", "")) for c in chunks)
+    assert not any(c.content.startswith("# Module") for c in chunks)  # heading + thematic break alone
+    assert {c.heading_path for c in chunks} == {("Module",), ("Module", "Index")}
+    assert [c.content for c in Chunker(64).chunks("# Only a title")] == ["# Only a title"]
+
+
 def test_chunks_carry_the_anchor_of_the_heading_or_definition_they_sit_under():
     md = (
         "# Title\n\nintro\n\n## First\n\n"

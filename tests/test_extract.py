@@ -324,7 +324,7 @@ def test_gidocgen_heading_inside_the_main_section_is_the_title_and_its_declarati
     banner (HTML-AAM), so it stays; its parts, drawn apart by empty <span class="sep">, keep their dots."""
     page = extract_page(GIDOCGEN, "http://h/gtk4/method.Button.set_label.html")
     assert page.title == "Gtk.Button.set_label"
-    assert "# Gtk.Button.set_label\n" in page.markdown
+    assert page.markdown.startswith("# Gtk.Button.set_label\n\nMethod\n\n")  # the kind label follows the title
     assert "Gtk 4 reference" not in page.markdown  # the banner <header> outside the section is still chrome
     assert "[src]" not in page.markdown
     assert page.markdown.count("```") == 2  # one code block, not a fence inside a fence
@@ -422,6 +422,9 @@ JAVADOC = """<html><head><title>ArrayList (Java SE 17 &amp; JDK 17)</title></hea
 def test_javadoc_type_and_member_details_are_symbols():
     page = extract_page(JAVADOC, "http://h/api/java.base/java/util/ArrayList.html")
     assert page.title == "Class ArrayList<E>"
+    # The Module/Package lines follow the title: before it they were a chunk of their own, under no heading.
+    head, _, rest = page.markdown.partition("Resizable-array")
+    assert head.startswith("# Class ArrayList<E>\n\n") and head.split()[3:] == ["Module", "java.base", "Package", "java.util"]
     assert page.symbols == [
         Symbol("java.util.ArrayList", "class-description"),
         Symbol("java.util.ArrayList.add", "add(E)"),
@@ -473,3 +476,33 @@ def test_docutils_footnotes_and_topics_inside_the_content_are_kept_a_theme_aside
     md = extract_page(html, "http://h/library/doctest.html").markdown
     assert "Examples cannot contain tabs." in md and "The unittest module." in md
     assert "Site navigation" not in md and "On this page" not in md
+
+
+def test_text_before_the_title_moves_after_it_only_when_it_is_a_short_label():
+    label = "<html><body><main><div><p>Deprecated</p><h1>old_api</h1><p>Body.</p></div></main></body></html>"
+    assert extract_page(label, "http://h/a.html").markdown == "# old_api\n\nDeprecated\n\nBody."
+    prose = "Long introduction. " * 20  # over MAX_LABEL_CHARS: content, left where it is
+    page = extract_page(f"<html><body><main><p>{prose}</p><h1>T</h1></main></body></html>", "http://h/b.html")
+    assert page.markdown.startswith("Long introduction.")
+    loose = "<html><body><main>Loose <b>text</b> around<h1>T</h1></main></body></html>"
+    assert extract_page(loose, "http://h/c.html").markdown.startswith("Loose **text** around")
+
+
+def test_a_page_without_h1_or_title_is_titled_by_its_first_heading():
+    """AsciiDoc howtos (git-doc's technical/reftable.html) have an empty <title> and start at <h2>."""
+    html = """<?xml version="1.0" encoding="UTF-8"?><html xmlns="http://www.w3.org/1999/xhtml"><head><title></title>
+    </head><body><div id="header"></div><div id="content"><div class="sect1"><h2 id="_reftable">reftable</h2>
+    <p>Some repositories contain a lot of references.</p></div></div></body></html>"""
+    page = extract_page(html.encode(), "http://h/technical/reftable.html")
+    assert page.title == "reftable"
+    titled = html.replace("<title></title>", "<title>The reftable format</title>")
+    assert extract_page(titled.encode(), "http://h/technical/reftable.html").title == "The reftable format"
+
+
+def test_thematic_breaks_are_dropped():
+    """Sphinx puts an <hr> under a module's "Source code" line; the Markdown splitter cuts there first."""
+    html = """<html><body><div role="main"><section><h1>atexit</h1>
+    <p><strong>Source code:</strong> <a href="x">Lib/atexit.py</a></p><hr class="docutils"/>
+    <p>The atexit module defines functions.</p></section></div></body></html>"""
+    page = extract_page(html, "http://h/atexit.html")
+    assert page.markdown == "# atexit\n\n**Source code:** Lib/atexit.py\n\nThe atexit module defines functions."
