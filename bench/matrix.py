@@ -52,6 +52,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.mutate import release  # noqa: E402
+from bench.report import write_section  # noqa: E402
 from bench.run import Bench, Phase, _dangling_symlinks  # noqa: E402
 
 if TYPE_CHECKING:
@@ -543,18 +544,6 @@ def render_scale(r: Row) -> str:
     return "\n".join(lines)
 
 
-def write_section(path: Path, text: str) -> None:
-    """Replace what stands between ``<!-- matrix -->`` and ``<!-- /matrix -->`` in ``path``."""
-    doc = path.read_text(encoding="utf-8")
-    start, end = "<!-- matrix -->", "<!-- /matrix -->"
-    if start not in doc:
-        print(f"{path.name}: no {start} marker; not written", file=sys.stderr)
-        return
-    head, rest = doc.split(start, 1)
-    _, tail = rest.split(end, 1)
-    path.write_text(f"{head}{start}\n{text.rstrip()}\n{end}{tail}", encoding="utf-8")
-
-
 def commit() -> str:
     out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=False)
     dirty = subprocess.run(
@@ -608,8 +597,8 @@ def main() -> int:
         ordered = [kept[c.name] for c in CORPORA if c.name in kept]
         report.write_text("# docsbot corpus matrix\n\n" + render(ordered))
         if args.write:
-            write_section(ROOT / "BENCHMARKS.md", render(ordered))
-            write_section(ROOT / "README.md", render(ordered, notes=False))
+            write_section(ROOT / "BENCHMARKS.md", "matrix", render(ordered))
+            write_section(ROOT / "README.md", "matrix", render(ordered, notes=False))
         print(render(ordered))
         return 0
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # `timeout`: tear the servers down, keep the report
@@ -627,8 +616,8 @@ def main() -> int:
         )
         print(text, flush=True)
         if args.write:
-            write_section(ROOT / "BENCHMARKS.md", text)
-            write_section(ROOT / "README.md", render(ordered, notes=False))
+            write_section(ROOT / "BENCHMARKS.md", "matrix", text)
+            write_section(ROOT / "README.md", "matrix", render(ordered, notes=False))
     ok = all(not r.error and r.coverage >= 0.99 and r.equivalent for r in rows)
     return 0 if ok else 1
 

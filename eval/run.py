@@ -33,6 +33,8 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 
+from bench.report import write_section  # noqa: E402
+
 KINDS = ("symbol", "index_term", "question")
 
 
@@ -245,17 +247,6 @@ def render(results: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def write_table(path: Path, table: str) -> None:
-    text = path.read_text(encoding="utf-8")
-    start, end = "<!-- eval -->", "<!-- /eval -->"
-    if start not in text:
-        print(f"{path.name}: no {start} marker; not written", file=sys.stderr)
-        return
-    head, rest = text.split(start, 1)
-    _, tail = rest.split(end, 1)
-    path.write_text(f"{head}{start}\n{table}\n{end}{tail}", encoding="utf-8")
-
-
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--corpus", action="append", choices=sorted(CORPORA))
@@ -307,7 +298,7 @@ def main(argv: list[str]) -> int:
         args.json.write_text(json.dumps(results, indent=2), encoding="utf-8")
     if args.write:
         for doc in ("BENCHMARKS.md", "README.md"):
-            write_table(REPO / doc, table)
+            write_section(REPO / doc, "eval", table)
     return 0
 
 

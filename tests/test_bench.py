@@ -77,3 +77,15 @@ def test_bench_smoke_run(tmp_path):
     assert "| unchanged refresh, embedded default / plain Scrapy all-304 (medians) |" in text
     # The default path left no server running (the bench stops the one its phases kept alive).
     assert not (tmp_path / "w/pg/postmaster.pid").exists()
+
+
+def test_measured_tables_replace_only_what_stands_between_their_markers(tmp_path):
+    from bench.report import write_section
+
+    doc = tmp_path / "BENCHMARKS.md"
+    doc.write_text("intro\n<!-- eval -->\nold table\n<!-- /eval -->\n<!-- matrix -->\nrows\n<!-- /matrix -->\nend\n")
+    assert write_section(doc, "eval", "| new |\n")
+    assert doc.read_text() == "intro\n<!-- eval -->\n| new |\n<!-- /eval -->\n<!-- matrix -->\nrows\n<!-- /matrix -->\nend\n"
+    before = doc.read_text()
+    assert not write_section(doc, "scale", "x")  # no such markers: nothing written
+    assert doc.read_text() == before
