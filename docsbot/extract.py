@@ -322,7 +322,7 @@ def _title_first(h1) -> None:  # noqa: ANN001 - an lxml element
     and Javadoc's "Module java.base" / "Package java.util" lines. The page's Markdown then starts with its title
     and a label is chunked with the section it describes, not alone under no heading (62 of 150 sampled JDK pages
     had such a chunk). Headings among them become paragraphs; elements without text (an anchor target) stay."""
-    labels = [el for el in h1.itersiblings(preceding=True) if _text(el)]
+    labels = [el for el in h1.itersiblings(preceding=True) if isinstance(el.tag, str) and _text(el)]
     if not labels or sum(len(_text(el)) for el in labels) > MAX_LABEL_CHARS:
         return
     if (h1.getparent().text or "").strip() or any((el.tail or "").strip() for el in h1.itersiblings(preceding=True)):

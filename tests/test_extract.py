@@ -479,7 +479,7 @@ def test_docutils_footnotes_and_topics_inside_the_content_are_kept_a_theme_aside
 
 
 def test_text_before_the_title_moves_after_it_only_when_it_is_a_short_label():
-    label = "<html><body><main><div><p>Deprecated</p><h1>old_api</h1><p>Body.</p></div></main></body></html>"
+    label = "<html><body><main><div><p>Deprecated</p><!-- a comment --><h1>old_api</h1><p>Body.</p></div></main></body></html>"
     assert extract_page(label, "http://h/a.html").markdown == "# old_api\n\nDeprecated\n\nBody."
     prose = "Long introduction. " * 20  # over MAX_LABEL_CHARS: content, left where it is
     page = extract_page(f"<html><body><main><p>{prose}</p><h1>T</h1></main></body></html>", "http://h/b.html")
