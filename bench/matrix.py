@@ -74,6 +74,9 @@ class Corpus:
     name: str
     generator: str
     package: str
+    # One manual of the package: its first page, relative to the package's site. The whole site is served (its
+    # links out of the manual resolve), the crawl's scope and the walk are the page's directory.
+    entry: str = ""
 
 
 # One per generator at least; the PostgreSQL, Flask and MkDocs docs stay out (independent acceptance).
@@ -85,6 +88,10 @@ CORPORA = [
     Corpus("gtk4", "gi-docgen", "libgtk-4-doc"),
     Corpus("openjdk-17", "Javadoc", "openjdk-17-doc"),
     Corpus("rust", "rustdoc + mdBook", "rust-doc"),
+    # The rust-doc tree is 21,477 pages (most of them core's): its standard library and its book are also rows of
+    # their own, at the size of one site (doc.rust-lang.org/std/, doc.rust-lang.org/book/).
+    Corpus("rust-std", "rustdoc", "rust-doc", entry="std/index.html"),
+    Corpus("rust-book", "mdBook", "rust-doc", entry="book/index.html"),
 ]
 
 
@@ -284,9 +291,11 @@ def run_corpus(corpus: Corpus, args: argparse.Namespace, port: int) -> Row:
             return row
     bench.setup()
     try:
-        root = f"{bench.url}index.html"
+        root = f"{bench.url}{corpus.entry or 'index.html'}"
+        manual = corpus.entry.rpartition("/")[0] + "/" if "/" in corpus.entry else ""
         started = time.monotonic()
         reachable, row.walk_other = link_walk(root)
+        reachable = {manual + path for path in reachable}  # relative to the site, as stored_files gives them
         row.walls["link walk"] = round(time.monotonic() - started, 1)
         row.reachable = len(reachable)
         row.embedder = "model" if row.reachable <= args.model_limit else "hashing"
@@ -328,7 +337,7 @@ def run_corpus(corpus: Corpus, args: argparse.Namespace, port: int) -> Row:
         if corpus.name in args.scale:
             row.scale.append(scale_runs(bench, root, args, phase, "matrix", None, indexed=full))
 
-        change = release(bench.site, seed=args.seed, main=ANY_BODY)
+        change = release(bench.site / manual, seed=args.seed, main=ANY_BODY)
         dir_indexes = sorted(
             str(p.relative_to(bench.site)) for p in bench.site.rglob("index.html") if p.parent != bench.site
         )

@@ -58,13 +58,13 @@ def serve(tmp_path):
 def test_a_slice_of_each_generators_docs_is_stored_with_chunks_and_refreshes_with_304s(
     corpus: Corpus, crawl, db, serve
 ):
-    """Proves, per generator (Sphinx, AsciiDoc XHTML, DocBook XSL, gi-docgen, Javadoc, rustdoc): the first
+    """Proves, per generator (Sphinx, AsciiDoc XHTML, DocBook XSL, gi-docgen, Javadoc, rustdoc, mdBook): the first
     pages reached from the root of the real docs are all stored with chunks (none skipped as unparseable), and an
     unchanged refresh costs one 304 per stored page it checks."""
     if not installed(corpus.package):
         pytest.skip(f"{corpus.package} is not installed (apt-get install {corpus.package})")
     directory, manuals = site_of(corpus.package)
-    root = serve(directory) + manuals[0]  # a package with several manuals: the first one
+    root = serve(directory) + (corpus.entry or manuals[0])  # a package with several manuals: the first one
     result = crawl(url=root, library=corpus.name, max_pages=str(SLICE))
     assert result.returncode == 0, result.stderr[-3000:]
     run = last_run(db)
