@@ -38,7 +38,8 @@ __all__ = [
 # (pages.extractor_version, migration 0011). 1: everything before it; 2: gi-docgen headers, AsciiDoc #header,
 # DocBook and rustdoc chrome, nested <pre>, rustdoc/Javadoc/gi-docgen symbols, docutils asides (footnotes) kept;
 # 3: labels before the <h1> follow it, <hr> dropped, a heading-less page is titled by its first heading, and chunks without
-# text (a heading and a thematic break, an empty table header) are dropped. The version covers the chunks too:
+# text (a heading and a thematic break, an empty table header) are dropped, lists of headed sections (Javadoc's
+# member lists) are unwrapped. The version covers the chunks too:
 # the chunker runs only on what a refresh fetched.
 EXTRACTOR_VERSION = 3
 
@@ -344,6 +345,14 @@ def _normalize_markup(main) -> None:  # noqa: ANN001 - an lxml element
         inner = outer.xpath(".//pre")[0]
         inner.tail = outer.tail
         outer.getparent().replace(outer, inner)
+    # A list whose every item holds a heading is layout, not a list (Javadoc: <ul class="member-list"><li><section>
+    # <h3>add</h3>): as a list its headings became "  - ### add", which no Markdown reader (nor the chunker)
+    # takes for a heading, and every chunk of the page fell under its title alone.
+    headed = " or ".join(f".//{h}" for h in _HEADING_TAGS)
+    for layout in main.xpath(f".//*[self::ul or self::ol][li][not(li[not({headed})])]"):
+        for item in layout.findall("li"):
+            item.drop_tag()
+        layout.drop_tag()
     for sep in main.xpath(".//h1//span[@class='sep'][not(normalize-space())]"):
         sep.text = "."
         sep.tail = (sep.tail or "").lstrip()

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import pytest
 
+from docsbot.chunking import Chunker
 from docsbot.extract import ExtractionError, Symbol, content_hash, extract_page
 
 SPHINX = """<!DOCTYPE html><html><head><title>asyncio — Python 3.11 documentation</title>
@@ -429,6 +430,22 @@ def test_javadoc_type_and_member_details_are_symbols():
         Symbol("java.util.ArrayList", "class-description"),
         Symbol("java.util.ArrayList.add", "add(E)"),
     ]
+
+
+def test_javadoc_sections_laid_out_as_lists_keep_their_headings():
+    """Javadoc 17 nests its sections in lists (<ul class="details-list"><li><section><h2>); as list items their
+    headings were "- ## Method Details", which the chunker cannot see: every chunk fell under the title alone."""
+    html = """<html><body><main role="main"><div class="header"><h1 class="title">Class ArrayList</h1></div>
+    <section class="details"><ul class="details-list"><li><section class="method-details" id="method-detail">
+    <h2>Method Details</h2><ul class="member-list"><li><section class="detail" id="add(E)"><h3>add</h3>
+    <div class="block">Appends the specified element.</div></section></li><li><section class="detail" id="size()">
+    <h3>size</h3><div class="block">Returns the number of elements.</div></section></li></ul></section></li></ul>
+    </section><ul><li><h3>A real list</h3></li><li>whose items are not all headed</li></ul></main></body></html>"""
+    page = extract_page(html, "http://h/ArrayList.html")
+    assert "\n## Method Details\n\n### add\n\nAppends the specified element.\n\n### size\n" in page.markdown
+    assert "- ### A real list" in page.markdown
+    chunks = Chunker(16).chunks(page.markdown, page.anchors)
+    assert {("add", "add(E)"), ("size", "size()")} <= {(c.heading_path[-1], c.anchor) for c in chunks}
 
 
 @pytest.mark.parametrize(
