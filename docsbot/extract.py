@@ -32,15 +32,14 @@ __all__ = [
     "parse_html",
 ]
 
-# The version of what extract_page returns. Bump it with any change that alters the Markdown, title, anchors,
-# symbols or link share of some pages: a refresh re-fetches (without validators, once) every stored page extracted
-# by an older version and stores it as a full index would, reusing the vectors of chunks whose text is the same
-# (pages.extractor_version, migration 0011). 1: everything before it; 2: gi-docgen headers, AsciiDoc #header,
-# DocBook and rustdoc chrome, nested <pre>, rustdoc/Javadoc/gi-docgen symbols, docutils asides (footnotes) kept;
-# 3: labels before the <h1> follow it, <hr> dropped, a heading-less page is titled by its first heading, and chunks without
-# text (a heading and a thematic break, an empty table header) are dropped, lists of headed sections (Javadoc's
-# member lists) are unwrapped. The version covers the chunks too:
-# the chunker runs only on what a refresh fetched.
+# The version of what extract_page returns and the chunker makes of it. Bump it with any change that alters the
+# Markdown, title, anchors, symbols, link share or chunks of some pages: a refresh re-fetches (without validators,
+# once) every stored page extracted by an older version and stores it as a full index would, reusing the vectors
+# of chunks whose text is the same (pages.extractor_version, migration 0011); the chunker runs only on what a
+# refresh fetched. 1: everything before it; 2: gi-docgen headers, AsciiDoc #header, DocBook and rustdoc chrome,
+# nested <pre>, rustdoc/Javadoc/gi-docgen symbols, docutils asides (footnotes) kept; 3: labels before the <h1>
+# follow it, <hr> dropped, a page without <h1> or <title> titled by its first heading, lists of headed sections
+# (Javadoc's member lists) unwrapped, chunks without text (a heading and a thematic break) dropped.
 EXTRACTOR_VERSION = 3
 
 MAIN_CONTENT_XPATHS = (
