@@ -83,9 +83,10 @@ def test_measured_tables_replace_only_what_stands_between_their_markers(tmp_path
     from bench.report import write_section
 
     doc = tmp_path / "BENCHMARKS.md"
-    doc.write_text("intro\n<!-- eval -->\nold table\n<!-- /eval -->\n<!-- matrix -->\nrows\n<!-- /matrix -->\nend\n")
+    other = "<!-- matrix -->\nrows\n<!-- /matrix -->\nend\n"
+    doc.write_text(f"intro\n<!-- eval -->\nold table\n<!-- /eval -->\n{other}")
     assert write_section(doc, "eval", "| new |\n")
-    assert doc.read_text() == "intro\n<!-- eval -->\n| new |\n<!-- /eval -->\n<!-- matrix -->\nrows\n<!-- /matrix -->\nend\n"
+    assert doc.read_text() == f"intro\n<!-- eval -->\n| new |\n<!-- /eval -->\n{other}"
     before = doc.read_text()
     assert not write_section(doc, "scale", "x")  # no such markers: nothing written
     assert doc.read_text() == before

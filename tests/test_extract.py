@@ -424,8 +424,9 @@ def test_javadoc_type_and_member_details_are_symbols():
     page = extract_page(JAVADOC, "http://h/api/java.base/java/util/ArrayList.html")
     assert page.title == "Class ArrayList<E>"
     # The Module/Package lines follow the title: before it they were a chunk of their own, under no heading.
-    head, _, rest = page.markdown.partition("Resizable-array")
-    assert head.startswith("# Class ArrayList<E>\n\n") and head.split()[3:] == ["Module", "java.base", "Package", "java.util"]
+    head = page.markdown.partition("Resizable-array")[0]
+    assert head.startswith("# Class ArrayList<E>\n\n")
+    assert head.split()[3:] == ["Module", "java.base", "Package", "java.util"]
     assert page.symbols == [
         Symbol("java.util.ArrayList", "class-description"),
         Symbol("java.util.ArrayList.add", "add(E)"),
@@ -496,7 +497,7 @@ def test_docutils_footnotes_and_topics_inside_the_content_are_kept_a_theme_aside
 
 
 def test_text_before_the_title_moves_after_it_only_when_it_is_a_short_label():
-    label = "<html><body><main><div><p>Deprecated</p><!-- a comment --><h1>old_api</h1><p>Body.</p></div></main></body></html>"
+    label = "<html><body><main><div><p>Deprecated</p><!-- a comment --><h1>old_api</h1><p>Body.</p></div></main>"
     assert extract_page(label, "http://h/a.html").markdown == "# old_api\n\nDeprecated\n\nBody."
     prose = "Long introduction. " * 20  # over MAX_LABEL_CHARS: content, left where it is
     page = extract_page(f"<html><body><main><p>{prose}</p><h1>T</h1></main></body></html>", "http://h/b.html")
