@@ -606,7 +606,7 @@ SEARCH_DEFAULTS: dict[str, Any] = {
     "sym_suffix": 0.5,  # a match of a name's last parts counts this share of a whole-name match
     "nav_share": 0.5,  # pages with at least this share of text in links are navigation...
     "nav_factor": 0.1,  # ...and their score is multiplied by this
-    "w_page_rest": 0.0,  # a page's score adds this share of its 2nd and 3rd best chunks' scores
+    "w_page_rest": 0.3,  # a page's score adds this share of its 2nd and 3rd best chunks' scores
     "w_page_lex": 0.0,  # weight of the page-level BM25 list in a page's score (one result per page only)...
     "page_candidates": 50,  # ...its length
     "merge": 3,  # per page: its best chunks merged in page order, at most this many
