@@ -196,8 +196,8 @@ def evaluate(
         rows.setdefault(("bm25", q["kind"]), []).append(metrics(ranked_b, q["targets"]))
         m = metrics(ranked_d, q["targets"])
         rows.setdefault(("docsbot", q["kind"]), []).append(m)
-        if misses in (q["kind"], "all") and m[2] < 1.0:
-            print(f"MISS [{q['kind']}] {q['query']!r} want {q['targets']}")
+        if misses in (q["kind"], "all") and (m[2] < 1.0 or m[1] < 1.0):  # first result, or top 5, not all targets
+            print(f"MISS [{q['kind']}] {q['query']!r} R@5 {m[1]:.2f} RR {m[2]:.2f} want {q['targets']}")
             print(f"   docsbot {ranked_d[:5]}\n   bm25    {ranked_b[:5]}")
     if cache:
         baseline.save()
