@@ -14,6 +14,7 @@ and follows the page's stored links instead.
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware as _ScrapyRobotsTxtMiddleware
@@ -21,6 +22,7 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import HtmlResponse
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
+from scrapy.utils.misc import load_object
 from twisted.internet.defer import Deferred
 
 from docsbot.run import index_context
@@ -206,6 +208,22 @@ def _header(response: Response, name: bytes) -> str | None:
     return value.decode("latin-1") if value else None
 
 
+class _NetworkErrorsOnOneLine(logging.Filter):
+    """Drops the traceback from a log record whose exception is a network condition (one of Scrapy's
+    ``RETRY_EXCEPTIONS``: refused, timed out, DNS...), not a bug: the message already names it. Scrapy's robots.txt
+    middleware logs a failed robots.txt download with ``exc_info``, 40 lines before docsbot's one-line reason."""
+
+    def __init__(self, exceptions: tuple[type[BaseException], ...]) -> None:
+        super().__init__()
+        self.exceptions = exceptions
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and isinstance(record.exc_info[1], self.exceptions):
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
 class RobotsTxtMiddleware(_ScrapyRobotsTxtMiddleware):
     """Scrapy's robots.txt middleware (``ROBOTSTXT_OBEY``), with every waiting request checked.
 
@@ -215,6 +233,15 @@ class RobotsTxtMiddleware(_ScrapyRobotsTxtMiddleware):
     revalidated a disallowed page). Here each waiter gets its own ``Deferred``, fed by a callback that passes the
     parser on, as Scrapy did before its middleware became ``async``.
     """
+
+    def __init__(self, crawler: Crawler) -> None:
+        super().__init__(crawler)
+        scrapy_logger = logging.getLogger(_ScrapyRobotsTxtMiddleware.__module__)
+        if not any(isinstance(f, _NetworkErrorsOnOneLine) for f in scrapy_logger.filters):
+            network = tuple(
+                load_object(e) if isinstance(e, str) else e for e in crawler.settings.getlist("RETRY_EXCEPTIONS")
+            )
+            scrapy_logger.addFilter(_NetworkErrorsOnOneLine(network))
 
     async def robot_parser(self, request: Request) -> RobotParser | None:
         pending = self._parsers.get(urlparse_cached(request).netloc)

@@ -405,6 +405,7 @@ def test_refused_connections_stop_the_run_and_change_nothing(crawl, db):
     refresh = crawl(library="testdocs", version="1.0", mode="refresh")
     assert refresh.returncode == 1
     assert "the root URL" in refresh.stderr and "Connection was refused" in refresh.stderr
+    assert "Traceback" not in refresh.stderr  # robots.txt's failed download too is one line, not a traceback
     assert chunk_texts(db) == before and last_run(db)["finish_reason"] == "root_failed"
     full = crawl(url=root, library="testdocs", version="2.0")
     assert full.returncode == 1
