@@ -6,8 +6,9 @@
 
 ``ledger`` does in one process what a refresh does before its first response: loads the version's stored pages
 (:meth:`docsbot.db.PageStore.stored_pages`), builds the :class:`~docsbot.refresh.RefreshLedger`, plans the seeds
-and builds one Scrapy request per seed as the spider does (Scrapy's engine reads ``start()`` ahead into the
-scheduler's queue whenever the downloader is full, so a refresh soon holds a request for every stored page). It
+and builds one Scrapy request per seed as the spider does. (Scrapy's engine reads ``start()`` ahead into the
+scheduler's queue whenever the downloader is full, so a refresh used to hold a request for every stored page; the
+spider's seeds now wait for the scheduler to run dry, so the requests counted here are an upper bound.) It
 reports the process's resident memory before and after, and its peak (``VmHWM``: the libpq result the rows are
 read from included).
 

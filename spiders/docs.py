@@ -21,6 +21,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import scrapy
 from protego import Protego
+from scrapy import signals
 from scrapy.exceptions import CloseSpider
 from scrapy.http import HtmlResponse
 from scrapy.utils.gz import gunzip, gzip_magic_number
@@ -91,7 +92,13 @@ class DocsSpider(scrapy.Spider):
             async for request in self._robots_sitemaps():
                 yield request
         # Seeds in depth order; each page is requested once (the root included) by whichever request comes first.
+        # Scrapy reads start() ahead into the scheduler whenever the downloader is full; a seed waits for the
+        # scheduler to run dry instead (Scrapy's "lazy start requests"), so that a refresh of N stored pages holds
+        # a few queued requests, not N of them (about 0.6 KiB each).
+        engine = self.crawler.engine
         for planned in ledger.seeds():
+            if engine.needs_backout():
+                await self.crawler.signals.wait_for(signals.scheduler_empty)
             yield self._request(planned)
 
     async def _robots_sitemaps(self) -> AsyncIterator[scrapy.Request]:

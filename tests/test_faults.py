@@ -11,6 +11,7 @@ in the middle of a refresh, and SIGTERM.
 from __future__ import annotations
 
 import bisect
+import json
 import os
 import re
 import shutil
@@ -502,3 +503,19 @@ def test_two_versions_refreshed_at_once_on_one_database(database_url, db, tmp_pa
         "ON v.id = r.version_id WHERE r.mode = 'refresh' ORDER BY v.name"
     ).fetchall()
     assert runs == [("1.0", "8", "8"), ("2.0", "7", "9")]
+
+
+def test_a_refresh_against_a_slow_server_queues_stored_pages_as_the_downloader_frees(crawl, db):
+    """Proves: with a slow server (the downloader full), a refresh does not read a request for every stored page
+    into Scrapy's scheduler ahead of time (memory per stored page); each seed waits for the scheduler to run dry.
+    tests.extensions.QueueProbe records the most requests the scheduler held."""
+    site = fault_site(60, slow=0.05)
+    probe = {"EXTENSIONS": json.dumps({"docsbot.run.IndexRun": 0, "tests.extensions.QueueProbe": 10})}
+    narrow = {"CONCURRENT_REQUESTS": "4", "CONCURRENT_REQUESTS_PER_DOMAIN": "4"}
+    with DocSiteServer(site) as server:
+        assert crawl(url=f"{server.url}/docs/index.html", library="testdocs", version="1.0").returncode == 0
+        result = crawl(library="testdocs", version="1.0", mode="refresh", settings={**probe, **narrow})
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert last_run(db)["unchanged"] == 61
+    held = int(re.search(r"'probe/scheduler_max': (\d+)", result.stderr).group(1))
+    assert held <= 4, held  # 55 before: every seed queued while the first four downloads waited on the server
