@@ -35,7 +35,8 @@ logger = logging.getLogger(__name__)
 
 class ChunkPipeline:
     """Split a changed page's Markdown into chunks (``DOCSBOT_CONTEXT_TOKENS`` fewer tokens than the model's
-    limit, leaving room for the title/heading context line each chunk is embedded with).
+    limit, leaving room for the title/heading context line each chunk is embedded with; ``DOCSBOT_CHUNK_TOKENS``
+    caps them lower).
 
     A page whose extracted content hashes the same as the stored ``content_hash`` is marked unchanged
     (``item.changed = False``) and not chunked: only its validators will be written.
@@ -44,6 +45,7 @@ class ChunkPipeline:
     def __init__(self, crawler: Crawler) -> None:
         self.context = index_context(crawler)
         self.context_tokens = crawler.settings.getint("DOCSBOT_CONTEXT_TOKENS")
+        self.chunk_tokens = crawler.settings.getint("DOCSBOT_CHUNK_TOKENS")
         self._chunker: Chunker | None = None
 
     @classmethod
@@ -55,7 +57,8 @@ class ChunkPipeline:
         if self._chunker is None:
             embedder = self.context.embedder
             tokenizer = embedder.tokenizer()
-            self._chunker = Chunker(embedder.max_tokens - self.context_tokens, tokenizer)
+            room = embedder.max_tokens - self.context_tokens
+            self._chunker = Chunker(min(room, self.chunk_tokens) if self.chunk_tokens > 0 else room, tokenizer)
         return self._chunker
 
     def process_item(self, item: PageItem | PageGone, spider: object = None) -> PageItem | PageGone:

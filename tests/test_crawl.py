@@ -306,3 +306,22 @@ def test_docsbot_status_and_delete(crawl, docsite, db, database_url):
     assert db.execute("SELECT count(*) FROM pages").fetchone()[0] == 0
     assert db.execute("SELECT count(*) FROM documents").fetchone()[0] == 0
     assert cli("status").returncode == 1
+
+
+def test_chunk_tokens_caps_the_chunk_size(crawl, docsite, db):
+    """Proves: DOCSBOT_CHUNK_TOKENS makes smaller chunks than the model's room (the hashing embedder sizes by
+    characters / 4), and only for the run that sets it."""
+    index(crawl, docsite)
+    default = [len(c) for (c,) in db.execute("SELECT content FROM documents").fetchall()]
+    result = crawl(url=f"{docsite.url}/docs/index.html", library="testdocs", version="2.0",
+                   settings={"DOCSBOT_CHUNK_TOKENS": "20"})  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    small = [
+        len(c)
+        for (c,) in db.execute(
+            "SELECT d.content FROM documents d JOIN pages p ON p.id = d.page_id JOIN versions v ON v.id = p.version_id"
+            " WHERE v.name = '2.0'"
+        ).fetchall()
+    ]
+    assert max(default) > 80 and max(small) <= 80  # 20 tokens × 4 characters
+    assert len(small) > len(default)
