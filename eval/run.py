@@ -19,6 +19,7 @@ Usage: python eval/run.py [--corpus NAME ...] [--write] [--misses KIND] [--param
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import statistics
@@ -256,6 +257,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--json", type=Path, help="also write the results as JSON here")
     parser.add_argument("--baseline-cache", type=Path, help="reuse the baseline's rankings from this JSON file")
     parser.add_argument("--index-missing", action="store_true", help="index a corpus that is not indexed yet")
+    parser.add_argument(
+        "--index-version",
+        help="evaluate the corpus's index stored under this version name instead (a variant, e.g. other chunk sizes)",
+    )
     args = parser.parse_args(argv)
     params = {}
     for item in args.param:
@@ -271,6 +276,9 @@ def main(argv: list[str]) -> int:
     settings = get_project_settings()
     dsn = db.resolve_dsn(settings)
     names = args.corpus or list(CORPORA)
+    if args.index_version:
+        for name in names:
+            CORPORA[name] = dataclasses.replace(CORPORA[name], version=args.index_version)
     if args.index_missing:
         with db.connect(dsn) as conn:
             db.migrate(conn)  # a new database has no tables yet
