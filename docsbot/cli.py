@@ -14,10 +14,11 @@ import textwrap
 import threading
 from typing import TYPE_CHECKING
 
-from docsbot import db
 from docsbot.config import ProjectSettings
-from docsbot.embedding import EmbeddingModelError, embed_query, load_embedder
-from docsbot.search import BadQuery, Searcher, UnknownLibrary
+from docsbot.errors import DocsbotError
+
+# docsbot.db (psycopg, numpy: about 0.3 s) and docsbot.search are imported inside the commands: `docsbot search`
+# starts loading the query model on a thread first, and its imports run while the model loads.
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -36,6 +37,8 @@ def _settings() -> ProjectSettings:
 
 def _database() -> psycopg.Connection:
     """A connection to the configured (or embedded) database, schema migrated."""
+    from docsbot import db
+
     conn = db.connect(db.resolve_dsn(_settings()))
     db.migrate(conn)
     return conn
@@ -49,6 +52,8 @@ def _load_in_background(embedder: Embedder) -> threading.Thread:
     """Load the query model on a thread while the main thread reaches the database (onnxruntime releases the GIL
     while it reads the model). A failure is left for the search itself to raise."""
 
+    from docsbot.embedding import embed_query
+
     def load() -> None:
         with contextlib.suppress(Exception):
             embed_query(embedder, ["warm up"])
@@ -59,10 +64,15 @@ def _load_in_background(embedder: Embedder) -> threading.Thread:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
+    from docsbot.embedding import load_embedder
+
     settings = _settings()
     embedder = load_embedder(settings)  # the query path imports neither fastembed nor scrapy
     loading = _load_in_background(embedder)
     try:
+        from docsbot import db
+        from docsbot.search import Searcher, UnknownLibrary
+
         dsn = db.resolve_dsn(settings)
         with db.connect(dsn) as conn:
             db.migrate(conn)
@@ -88,6 +98,8 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
+    from docsbot import db
+
     with _database() as conn:
         versions = db.status(conn)
     if not versions:
@@ -109,6 +121,8 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_delete(args: argparse.Namespace) -> int:
+    from docsbot import db
+
     with _database() as conn:
         deleted = db.delete_version(conn, args.library, args.version)
     if not deleted:
@@ -193,7 +207,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return args.func(args)
-    except (db.DatabaseError, EmbeddingModelError, BadQuery) as exc:
+    except DocsbotError as exc:  # a database, model or query error the user can act on
         print(f"docsbot: {exc}", file=sys.stderr)
         return 2
 
