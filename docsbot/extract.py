@@ -296,8 +296,8 @@ def extract_page(html: str | bytes, url: str, encoding: str | None = None) -> Ex
         _title_first(h1[0])
         title = _PILCROW.sub("", _text(h1[0]))
     else:  # AsciiDoc howtos and DocBook refentries: no <h1>, sometimes an empty <title>
-        headings = main.xpath(".//h2 | .//h3 | .//h4 | .//h5 | .//h6")
-        title = page_title or (_PILCROW.sub("", _text(headings[0])) if headings else "")
+        heading = next(main.iter(*_HEADING_TAGS), None)
+        title = page_title or (_PILCROW.sub("", _text(heading)) if heading is not None else "")
     if _WORD_CHARS.sub("", title) == _WORD_CHARS.sub("", page_title):
         # The same name, but <title> keeps its separators: gi-docgen's <h1> "Gtk/Button/set_label" is drawn with
         # empty <span class="sep">s, its <title> is "Gtk.Button.set_label".
@@ -322,12 +322,13 @@ def _title_first(h1) -> None:  # noqa: ANN001 - an lxml element
     and Javadoc's "Module java.base" / "Package java.util" lines. The page's Markdown then starts with its title
     and a label is chunked with the section it describes, not alone under no heading (62 of 150 sampled JDK pages
     had such a chunk). Headings among them become paragraphs; elements without text (an anchor target) stay."""
-    labels = [el for el in h1.itersiblings(preceding=True) if isinstance(el.tag, str) and _text(el)]
-    if not labels or sum(len(_text(el)) for el in labels) > MAX_LABEL_CHARS:
-        return
-    if (h1.getparent().text or "").strip() or any((el.tail or "").strip() for el in h1.itersiblings(preceding=True)):
+    siblings = list(h1.itersiblings(preceding=True))
+    if (h1.getparent().text or "").strip() or any((el.tail or "").strip() for el in siblings):
         return  # loose text between the siblings would lose its place: leave such markup alone
-    for el in labels:  # nearest first: inserting each right after the h1 restores document order
+    labels = [(el, text) for el in siblings if isinstance(el.tag, str) and (text := _text(el))]
+    if not labels or sum(len(text) for _, text in labels) > MAX_LABEL_CHARS:
+        return
+    for el, _ in labels:  # nearest first: inserting each right after the h1 restores document order
         el.getparent().remove(el)  # with its (blank) tail
         if el.tag in _HEADING_TAGS:
             el.tag = "p"
