@@ -25,10 +25,13 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
+from scrapy.utils.conf import build_component_list
+from scrapy.utils.misc import load_object
 
 from docsbot import db
 from docsbot.arguments import CrawlArguments, CrawlSettings, SpiderArgumentError
 from docsbot.embedding import load_embedder
+from docsbot.errors import DocsbotError
 from docsbot.extract import EXTRACTOR_VERSION
 from docsbot.refresh import GONE_STATUSES, DeletionPlan, RefreshLedger
 from docsbot.render import RenderPolicy, enable_rendering
@@ -37,10 +40,11 @@ from docsbot.urls import Scope
 if TYPE_CHECKING:
     import psycopg
     from scrapy.crawler import Crawler
+    from scrapy.settings import BaseSettings
 
     from docsbot.embedding import Embedder
 
-__all__ = ["IndexContext", "IndexRun", "index_context"]
+__all__ = ["ComponentError", "IndexContext", "IndexRun", "check_components", "index_context"]
 
 logger = logging.getLogger(__name__)
 
@@ -81,6 +85,49 @@ def _gone_statuses(values: list[Any]) -> frozenset[int]:
     if not codes or any(not 400 <= code < 500 or code in (408, 429) for code in codes):
         raise SpiderArgumentError(f"DOCSBOT_GONE_STATUSES must be 4xx codes other than 408 and 429, got {values!r}")
     return codes
+
+
+# The components a docs crawl cannot store correctly without, per component setting, in the order they must run.
+REQUIRED_COMPONENTS: dict[str, tuple[str, ...]] = {
+    "EXTENSIONS": ("docsbot.run.IndexRun",),
+    "DOWNLOADER_MIDDLEWARES": (
+        "docsbot.middlewares.ScopeMiddleware",
+        "docsbot.middlewares.ConditionalRequestMiddleware",
+    ),
+    "ITEM_PIPELINES": (
+        "docsbot.pipelines.ChunkPipeline",
+        "docsbot.pipelines.EmbedPipeline",
+        "docsbot.pipelines.StorePipeline",
+    ),
+}
+
+
+class ComponentError(DocsbotError, RuntimeError):
+    """A component docsbot needs is switched off or out of order in the crawl's settings."""
+
+
+def check_components(settings: BaseSettings) -> None:
+    """Raise :class:`ComponentError` unless every :data:`REQUIRED_COMPONENTS` entry (or a subclass of it) is
+    enabled, in that order.
+
+    Scrapy merges a component setting with its ``*_BASE`` only: a project or ``-s`` value of ``ITEM_PIPELINES``
+    or ``EXTENSIONS`` replaces docsbot's whole dict (docsbot/settings.py). Without this check such a crawl would
+    run without storing (pipelines off) or without its run (extension off) and still look like a crawl.
+    """
+    for setting, required in REQUIRED_COMPONENTS.items():
+        enabled = [load_object(c) for c in build_component_list(settings.getwithbase(setting))]
+        positions = []
+        for path in required:
+            cls = load_object(path)
+            found = [i for i, c in enumerate(enabled) if isinstance(c, type) and issubclass(c, cls)]
+            if not found:
+                raise ComponentError(
+                    f"{path} is not enabled in {setting}: a {setting} setting replaced docsbot's "
+                    f"(docsbot/settings.py); keep docsbot's entries ({', '.join(required)}) beside your own"
+                )
+            positions.append(found[0])
+        if positions != sorted(positions):
+            raise ComponentError(f"{setting} must run {', '.join(required)} in this order (docsbot/settings.py)")
 
 
 def index_context(crawler: Crawler) -> IndexContext:

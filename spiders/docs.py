@@ -40,7 +40,7 @@ from docsbot.middlewares import (
     RobotsTxtMiddleware,
     render_meta,
 )
-from docsbot.run import index_context
+from docsbot.run import check_components, index_context
 from docsbot.urls import InvalidURL, canonical_url, is_download, page_key
 from docsbot.workers import ExtractionPool, ExtractionWorkerDied
 
@@ -66,6 +66,7 @@ class DocsSpider(scrapy.Spider):
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> DocsSpider:
+        check_components(crawler.settings)  # before IndexRun's setup writes anything
         spider = super().from_crawler(crawler, *args, **kwargs)
         spider.extractor = ExtractionPool.from_crawler(crawler)  # HTML → Markdown off the reactor thread
         return spider

@@ -246,6 +246,39 @@ def test_bad_spider_arguments_fail_before_any_write(crawl, db):
     assert tables == 0 or db.execute("SELECT count(*) FROM pages").fetchone()[0] == 0
 
 
+def test_a_settings_dict_that_drops_docsbot_components_fails_before_any_request(crawl, docsite, db):
+    # A project or -s value of ITEM_PIPELINES / EXTENSIONS replaces docsbot's whole dict (Scrapy merges only the
+    # *_BASE one): such a crawl would fetch pages and store none, or run without its IndexRun.
+    own_only = {"ITEM_PIPELINES": json.dumps({"docsbot.pipelines.ChunkPipeline": 300})}
+    no_run = {"EXTENSIONS": json.dumps({"scrapy.extensions.closespider.CloseSpider": 0})}
+    reordered = {
+        "ITEM_PIPELINES": json.dumps(
+            {
+                "docsbot.pipelines.ChunkPipeline": 300,
+                "docsbot.pipelines.EmbedPipeline": 600,
+                "docsbot.pipelines.StorePipeline": 500,
+            }
+        )
+    }
+    for settings, named in (
+        (own_only, "EmbedPipeline is not enabled in ITEM_PIPELINES"),
+        (no_run, "IndexRun is not enabled in EXTENSIONS"),
+        (reordered, "ITEM_PIPELINES must run"),
+    ):
+        result = crawl(url=f"{docsite.url}/docs/index.html", settings=settings)
+        assert result.returncode == 1, result.stderr[-2000:]
+        assert named in result.stderr, result.stderr[-2000:]
+        assert "Traceback" not in result.stderr, result.stderr[-2000:]
+    assert docsite.site.hits == []
+    tables = db.execute("SELECT count(*) FROM pg_tables WHERE tablename = 'pages'").fetchone()[0]
+    assert tables == 0 or db.execute("SELECT count(*) FROM versions").fetchone()[0] == 0
+    # docsbot's entries kept beside one's own (the documented way) crawl and store as usual
+    extended = {"EXTENSIONS": json.dumps({"docsbot.run.IndexRun": 0, "scrapy.extensions.closespider.CloseSpider": 0})}
+    result = crawl(url=f"{docsite.url}/docs/index.html", settings=extended)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert db.execute("SELECT count(*) FROM pages").fetchone()[0] == 5
+
+
 def test_settings_come_from_the_environment_and_a_malformed_one_is_named(crawl, docsite, db):
     # How Scrapyd nodes and Scrapy Cloud pass configuration: environment variables, read by docsbot.settings.
     result = crawl(url=f"{docsite.url}/docs/index.html", env={"DOCSBOT_CONCURRENT_REQUESTS": "3"})
