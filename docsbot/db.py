@@ -596,6 +596,7 @@ SEARCH_DEFAULTS: dict[str, Any] = {
     "rrf_k": 60,  # reciprocal rank fusion: score = w / (rrf_k + rank)
     "w_vec": 1.0,
     "w_lex": 1.0,
+    "w_lex_ident": 1.5,  # w_lex of a query holding an identifier the version's text contains ('=cmake_build_type')
     "k1": 1.2,  # BM25 term-frequency saturation
     "b": 0.75,  # BM25 length normalization
     "w_head": 2.0,  # a term in the context line (title > headings) counts this many times
@@ -608,6 +609,8 @@ SEARCH_DEFAULTS: dict[str, Any] = {
     "nav_factor": 0.1,  # ...and their score is multiplied by this
     "w_page_rest": 0.3,  # a page's score adds this share of its 2nd and 3rd best chunks' scores
     "w_page_lex": 0.0,  # weight of the page-level BM25 list in a page's score (one result per page only)...
+    "ident_miss": 0.6,  # a page lacking every identifier of a query naming one has its score multiplied by this...
+    "ident_miss_max_words": 6,  # ...in a query of at most this many words (a question's incidental name does not)
     "page_candidates": 50,  # ...its length
     "merge": 3,  # per page: its best chunks merged in page order, at most this many
     "merge_ratio": 0.8,  # ...those scoring at least this share of the page's best chunk
@@ -642,6 +645,10 @@ WITH nearest AS MATERIALIZED (
     WHERE po.version_id = ANY(%(versions)s) AND po.term IN (SELECT term FROM qterms)
 ), df AS (
     SELECT version_id, term, count(*)::float8 AS df FROM qpost GROUP BY version_id, term
+), weights AS MATERIALIZED (
+    -- a query naming an identifier the text holds ('=cmake_build_type') leans on exact matches: its own BM25 weight
+    SELECT CASE WHEN ident THEN %(w_lex_ident)s ELSE %(w_lex)s END AS lex, ident
+    FROM (SELECT EXISTS (SELECT 1 FROM qpost WHERE left(term, 1) = '=') AS ident) q
 ), lex AS (
     -- BM25 (Robertson/Sparck Jones IDF with +1, as Lucene) over chunks; a context-line occurrence counts
     -- w_head times, identifier terms weigh w_ident.
@@ -699,6 +706,9 @@ WITH nearest AS MATERIALIZED (
     SELECT DISTINCT lower(w) AS key, (w ~ '[._<>:]|[a-z][A-Z]|^-|[A-Za-z][0-9]') AS ident
     FROM regexp_split_to_table(%(text)s, '[\\s,;()"''`?!]+') AS w
     WHERE w <> '' AND length(w) > 1
+), ident_gate AS (
+    -- a short query naming an identifier the text holds is about that name: pages without it rank lower
+    SELECT (SELECT ident FROM weights) AND (SELECT count(*) FROM qkeys) <= %(ident_miss_max_words)s AS active
 ), sym AS (
     SELECT s.page_id, s.anchor, k.key, k.ident, lower(s.name) = k.key OR lower(s.name) = k.key || '()' AS exact
     FROM symbols s JOIN qkeys k ON k.key = ANY(s.keys)
@@ -720,14 +730,18 @@ WITH nearest AS MATERIALIZED (
     ORDER BY st.page_id, (d.metadata ->> 'anchor' = st.anchor) DESC NULLS LAST, d.sort_order, d.id
 ), chunk AS (
     SELECT d.id, d.page_id, d.sort_order, d.content, d.metadata, p.url, p.title, p.version_id,
-           (COALESCE(%(w_vec)s / (%(rrf_k)s + vec.rank), 0) + COALESCE(%(w_lex)s / (%(rrf_k)s + lex.rank), 0))
-           * (CASE WHEN p.link_share >= %(nav_share)s THEN %(nav_factor)s ELSE 1.0 END) AS score
+           (COALESCE(%(w_vec)s / (%(rrf_k)s + vec.rank), 0) + COALESCE(weights.lex / (%(rrf_k)s + lex.rank), 0))
+           * (CASE WHEN p.link_share >= %(nav_share)s THEN %(nav_factor)s ELSE 1.0 END)
+           * (CASE WHEN ident_gate.active AND p.id NOT IN (SELECT page_id FROM qpost WHERE left(term, 1) = '=')
+                   THEN %(ident_miss)s ELSE 1.0 END) AS score
     FROM (SELECT id FROM vec UNION SELECT doc_id FROM lex UNION SELECT id FROM sym_chunks
           UNION SELECT id FROM plex_chunks) hits
     JOIN documents d ON d.id = hits.id
     JOIN pages p ON p.id = d.page_id
     LEFT JOIN vec ON vec.id = hits.id
     LEFT JOIN lex ON lex.doc_id = hits.id
+    CROSS JOIN weights
+    CROSS JOIN ident_gate
 ), ranked AS (
     SELECT c.*, row_number() OVER (PARTITION BY c.page_id ORDER BY c.score DESC, c.id) AS nth,
            max(c.score) OVER (PARTITION BY c.page_id) AS best

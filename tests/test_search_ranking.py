@@ -195,3 +195,34 @@ def test_a_version_without_bm25_statistics_yet_ranks_as_with_them(conn, database
     db.refresh_lexical_stats(conn, version.id)
     after = [(h.url, round(h.score, 9)) for h in search(conn, version, "inheritable flag", k=5, per_page=True)]
     assert before == after and before[0][0] == "http://h/os.html"
+
+
+def test_a_short_query_naming_an_identifier_ranks_the_pages_that_contain_it_above_look_alikes(
+    conn, database_url, version
+):
+    """A release note mentioning CMAKE_XCODE_SCHEME_WORKING_DIRECTORY once is a target of that query; pages about
+    its siblings share the query's words (variable, Xcode, scheme, working directory) but not the name."""
+    release = page(version.id, "release", [
+        ("Changes", "Many changes. " + FILLER * 3 + "CMAKE_XCODE_SCHEME_WORKING_DIRECTORY was added. " + FILLER * 3,
+         "changes"),
+        ("Other", "Many other changes of the release. " + FILLER, "other"),
+    ])  # fmt: skip
+    siblings = [
+        page(version.id, name, [
+            ("Variable", f"Variable {name}: the Xcode scheme variable for the working directory variable, "
+                         "scheme working directory variable variable. " + FILLER, name.lower()),
+            ("Example", "Set the variable for the Xcode scheme. " + FILLER, "example"),
+        ])
+        for name in ("CMAKE_XCODE_SCHEME_ENVIRONMENT", "CMAKE_XCODE_SCHEME_DEBUGGER", "CMAKE_XCODE_SCHEME_LAUNCH_MODE",
+                     "CMAKE_XCODE_SCHEME_ARGUMENTS", "CMAKE_XCODE_SCHEME_ZOMBIE", "CMAKE_XCODE_SCHEME_MALLOC")
+    ]  # fmt: skip
+    save(database_url, [*corpus(version), release, *siblings])
+    query = "variable CMAKE_XCODE_SCHEME_WORKING_DIRECTORY"
+    top = [h.url for h in search(conn, version, query, k=3, per_page=True)]
+    assert "http://h/release.html" in top
+    ungated = [h.url for h in search(conn, version, query, k=3, per_page=True, ident_miss=1.0, w_lex_ident=1.0)]
+    assert "http://h/release.html" not in ungated  # the look-alikes win without the rule
+    # A question that merely mentions a name is not gated: its words decide
+    question = "which variable sets the working directory of the Xcode scheme CMAKE_XCODE_SCHEME_WORKING_DIRECTORY"
+    asked = [h.url for h in search(conn, version, question, k=3, per_page=True)]
+    assert asked == [h.url for h in search(conn, version, question, k=3, per_page=True, ident_miss=1.0)]
