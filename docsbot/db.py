@@ -645,10 +645,13 @@ WITH nearest AS MATERIALIZED (
     WHERE po.version_id = ANY(%(versions)s) AND po.term IN (SELECT term FROM qterms)
 ), df AS (
     SELECT version_id, term, count(*)::float8 AS df FROM qpost GROUP BY version_id, term
+), ident_pages AS MATERIALIZED (
+    -- pages holding an identifier of the query ('=cmake_build_type'); none: the query names no identifier of the text
+    SELECT DISTINCT page_id FROM qpost WHERE left(term, 1) = '='
 ), weights AS MATERIALIZED (
-    -- a query naming an identifier the text holds ('=cmake_build_type') leans on exact matches: its own BM25 weight
+    -- a query naming an identifier the text holds leans on exact matches: its own BM25 weight
     SELECT CASE WHEN ident THEN %(w_lex_ident)s ELSE %(w_lex)s END AS lex, ident
-    FROM (SELECT EXISTS (SELECT 1 FROM qpost WHERE left(term, 1) = '=') AS ident) q
+    FROM (SELECT EXISTS (SELECT 1 FROM ident_pages) AS ident) q
 ), lex AS (
     -- BM25 (Robertson/Sparck Jones IDF with +1, as Lucene) over chunks; a context-line occurrence counts
     -- w_head times, identifier terms weigh w_ident.
@@ -732,7 +735,7 @@ WITH nearest AS MATERIALIZED (
     SELECT d.id, d.page_id, d.sort_order, d.content, d.metadata, p.url, p.title, p.version_id,
            (COALESCE(%(w_vec)s / (%(rrf_k)s + vec.rank), 0) + COALESCE(weights.lex / (%(rrf_k)s + lex.rank), 0))
            * (CASE WHEN p.link_share >= %(nav_share)s THEN %(nav_factor)s ELSE 1.0 END)
-           * (CASE WHEN ident_gate.active AND p.id NOT IN (SELECT page_id FROM qpost WHERE left(term, 1) = '=')
+           * (CASE WHEN ident_gate.active AND p.id NOT IN (SELECT page_id FROM ident_pages)
                    THEN %(ident_miss)s ELSE 1.0 END) AS score
     FROM (SELECT id FROM vec UNION SELECT doc_id FROM lex UNION SELECT id FROM sym_chunks
           UNION SELECT id FROM plex_chunks) hits
