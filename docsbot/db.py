@@ -645,9 +645,17 @@ WITH nearest AS MATERIALIZED (
     WHERE po.version_id = ANY(%(versions)s) AND po.term IN (SELECT term FROM qterms)
 ), df AS (
     SELECT version_id, term, count(*)::float8 AS df FROM qpost GROUP BY version_id, term
+), qkeys AS (
+    -- the query's words as typed (trailing punctuation and "()" cut), lower-cased; `ident` if shaped like one
+    SELECT DISTINCT lower(w) AS key, (w ~ '[._<>:]|[a-z][A-Z]|^-|[A-Za-z][0-9]') AS ident
+    FROM regexp_split_to_table(%(text)s, '[\\s,;()"''`?!]+') AS w
+    WHERE w <> '' AND length(w) > 1
 ), ident_pages AS MATERIALIZED (
-    -- pages holding an identifier of the query ('=cmake_build_type'); none: the query names no identifier of the text
-    SELECT DISTINCT page_id FROM qpost WHERE left(term, 1) = '='
+    -- pages holding an identifier of the query: an identifier term ('=cmake_build_type'), or a word of letters and
+    -- digits, which the `english` parser keeps whole as a lexeme ('cmp0036', 'sha256'); none: the query names no
+    -- identifier of the text
+    SELECT DISTINCT page_id FROM qpost
+    WHERE left(term, 1) = '=' OR term IN (SELECT key FROM qkeys WHERE ident AND key ~ '^[a-z][a-z0-9]*[0-9][a-z0-9]*$')
 ), weights AS MATERIALIZED (
     -- a query naming an identifier the text holds leans on exact matches: its own BM25 weight
     SELECT CASE WHEN ident THEN %(w_lex_ident)s ELSE %(w_lex)s END AS lex, ident
@@ -704,11 +712,6 @@ WITH nearest AS MATERIALIZED (
     SELECT DISTINCT ON (po.page_id) po.doc_id AS id FROM qpost po JOIN plex ON plex.page_id = po.page_id
     GROUP BY po.page_id, po.doc_id
     ORDER BY po.page_id, count(*) DESC, sum(po.tf_body + po.tf_head) DESC, po.doc_id
-), qkeys AS (
-    -- the query's words as typed (trailing punctuation and "()" cut), lower-cased; `ident` if shaped like one
-    SELECT DISTINCT lower(w) AS key, (w ~ '[._<>:]|[a-z][A-Z]|^-|[A-Za-z][0-9]') AS ident
-    FROM regexp_split_to_table(%(text)s, '[\\s,;()"''`?!]+') AS w
-    WHERE w <> '' AND length(w) > 1
 ), ident_gate AS (
     -- a short query naming an identifier the text holds is about that name: pages without it rank lower
     SELECT (SELECT ident FROM weights) AND (SELECT count(*) FROM qkeys) <= %(ident_miss_max_words)s AS active

@@ -226,3 +226,25 @@ def test_a_short_query_naming_an_identifier_ranks_the_pages_that_contain_it_abov
     question = "which variable sets the working directory of the Xcode scheme CMAKE_XCODE_SCHEME_WORKING_DIRECTORY"
     asked = [h.url for h in search(conn, version, question, k=3, per_page=True)]
     assert asked == [h.url for h in search(conn, version, question, k=3, per_page=True, ident_miss=1.0)]
+
+
+def test_a_word_of_letters_and_digits_counts_as_an_identifier(conn, database_url, version):
+    """A policy number (``CMP0036``) is one `english` lexeme, not an identifier term: the identifier rule reads it
+    from the query's words, so the command page that names the policy once ranks above its sibling policies."""
+    command = page(version.id, "build_name", [
+        ("Command", "Disallowed since version 3.0. See CMP0036. " + FILLER * 3, "command"),
+        ("Usage", "Use the project name instead. " + FILLER, "usage"),
+    ])  # fmt: skip
+    policies = [
+        page(version.id, name, [
+            ("Policy", f"{name}: the policy setting of this policy. Set the policy to OLD or NEW policy behavior, "
+                       "policy policy. " + FILLER, name.lower()),
+            ("Example", "Set the policy with cmake_policy. " + FILLER, "example"),
+        ])
+        for name in ("CMP0036", "CMP0037", "CMP0038", "CMP0039", "CMP0040", "CMP0041", "CMP0042")
+    ]  # fmt: skip
+    save(database_url, [*corpus(version), command, *policies])
+    top = [h.url for h in search(conn, version, "policy CMP0036", k=3, per_page=True)]
+    assert top[0] == "http://h/CMP0036.html" and "http://h/build_name.html" in top
+    ungated = [h.url for h in search(conn, version, "policy CMP0036", k=3, per_page=True, ident_miss=1.0)]
+    assert "http://h/build_name.html" not in ungated  # the sibling policies win without the rule
