@@ -794,6 +794,9 @@ def search(
     - pages whose symbol table (``symbols``) defines a word of the query: a bonus by how specific the match is
       (whole name or last parts; divided among the pages that define it), their definition chunk a candidate.
 
+    A query naming an identifier the version's text holds (a ``=name`` term: dotted, underscored, camelCase names,
+    options; or a word of letters and digits such as ``CMP0036``) weighs BM25 ``w_lex_ident``; if it has at most
+    ``ident_miss_max_words`` words, pages lacking every such name are multiplied by ``ident_miss``.
     Navigation pages (``pages.link_share >= nav_share``) are ranked far down (``nav_factor``). ``per_page``:
     one hit per page, its best chunks merged in page order and a deep link to its definition or best section;
     otherwise the ``k`` best chunks. ``tuning`` overrides :data:`SEARCH_DEFAULTS`; unknown names raise
