@@ -657,7 +657,7 @@ WITH nearest AS MATERIALIZED (
     -- digits, which the `english` parser keeps whole as a lexeme ('cmp0036', 'sha256'); none: the query names no
     -- identifier of the text
     SELECT DISTINCT page_id FROM qpost
-    WHERE left(term, 1) = '=' OR term IN (SELECT key FROM qkeys WHERE ident AND key ~ '^[a-z][a-z0-9]*[0-9][a-z0-9]*$')
+    WHERE left(term, 1) = '=' OR term IN (SELECT key FROM qkeys WHERE key ~ '^[a-z][a-z0-9]*[0-9][a-z0-9]*$')
 ), weights AS MATERIALIZED (
     -- a query naming an identifier the text holds leans on exact matches: its own BM25 weight
     SELECT CASE WHEN ident THEN %(w_lex_ident)s ELSE %(w_lex)s END AS lex, ident
