@@ -1,4 +1,5 @@
-"""Canonical URLs, page identity and crawl scope (pure functions; Scrapy only lends its list of file extensions)."""
+"""Canonical URLs, page identity and crawl scope: pure functions over w3lib and the standard library (no Scrapy:
+importing this module must not load Scrapy's machinery, see tests/test_layers.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,6 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
-from scrapy.linkextractors import IGNORED_EXTENSIONS
 from w3lib.url import canonicalize_url
 
 __all__ = ["Scope", "canonical_url", "page_key", "is_download", "InvalidURL"]
@@ -52,16 +52,35 @@ def page_key(url: str) -> str:
     return _INDEX_PAGE.sub("/", url) if "?" not in url else url
 
 
-# Links to these are files, not pages: Scrapy's own list (archives, images, audio, video, office documents...),
-# plus the plain-text sources documentation generators publish beside their HTML (Sphinx's "Show Source" links to
-# _sources/*.rst.txt, half of the requests on a Sphinx site; raw Markdown, reStructuredText, notebooks).
-_SOURCE_EXTENSIONS = ("txt", "rst", "md", "markdown", "ipynb")
-_DOWNLOAD_EXTENSIONS = frozenset(f".{ext}" for ext in (*IGNORED_EXTENSIONS, *_SOURCE_EXTENSIONS))
+# Links to these are files, not pages. FILE_EXTENSIONS is Scrapy's own list (scrapy.linkextractors.IGNORED_EXTENSIONS
+# of Scrapy 2.19: archives, images, audio, video, office documents...), copied so that the pure core does not import
+# Scrapy (129 modules); tests/test_urls.py fails if Scrapy's list gains an extension this one lacks.
+FILE_EXTENSIONS = (
+    # archives
+    "7z", "7zip", "bz2", "rar", "tar", "tar.gz", "xz", "zip",
+    # images
+    "mng", "pct", "bmp", "gif", "jpg", "jpeg", "png", "pst", "psp", "tif", "tiff", "ai", "drw", "dxf", "eps", "ps",
+    "svg", "cdr", "ico", "webp",
+    # audio
+    "mp3", "wma", "ogg", "wav", "ra", "aac", "mid", "au", "aiff",
+    # video
+    "3gp", "asf", "asx", "avi", "mov", "mp4", "mpg", "qt", "rm", "swf", "wmv", "m4a", "m4v", "flv", "webm",
+    # office suites
+    "xls", "xlsm", "xlsx", "xltm", "xltx", "potm", "potx", "ppt", "pptm", "pptx", "pps", "doc", "docb", "docm",
+    "docx", "dotm", "dotx", "odt", "ods", "odg", "odp",
+    # other
+    "css", "pdf", "exe", "bin", "rss", "dmg", "iso", "apk", "jar", "sh", "rb", "js", "hta", "bat", "cpl", "msi",
+    "msp", "py",
+)  # fmt: skip
+# Besides those, the plain-text sources documentation generators publish beside their HTML (Sphinx's "Show Source"
+# links to _sources/*.rst.txt, half of the requests on a Sphinx site; raw Markdown, reStructuredText, notebooks).
+SOURCE_EXTENSIONS = ("txt", "rst", "md", "markdown", "ipynb")
+_DOWNLOAD_EXTENSIONS = frozenset(f".{ext}" for ext in (*FILE_EXTENSIONS, *SOURCE_EXTENSIONS))
 
 
 def is_download(url: str) -> bool:
-    """Whether ``url``'s path ends with an extension Scrapy's link extractors ignore
-    (``scrapy.linkextractors.IGNORED_EXTENSIONS``: ``.zip``, ``.png``, ``.pdf``...) or a plain-text source's
+    """Whether ``url``'s path ends with an extension Scrapy's link extractors ignore (:data:`FILE_EXTENSIONS`,
+    Scrapy's ``IGNORED_EXTENSIONS``: ``.zip``, ``.png``, ``.pdf``...) or a plain-text source's
     (``.txt``, ``.rst``, ``.md``, ``.ipynb``): a file, not a page."""
     path = urlsplit(url).path.lower()
     dot = path.rfind(".")

@@ -69,3 +69,13 @@ def test_scope_is_host_and_directory_of_the_root():
     assert "http://127.0.0.1:8311/2/index.html" not in scope
     assert "http://127.0.0.1:9999/3/index.html" not in scope
     assert "http://example.org/3/index.html" not in scope
+
+
+def test_the_file_extensions_cover_scrapys_list():
+    """docsbot.urls keeps its own copy of Scrapy's IGNORED_EXTENSIONS (the pure core imports no Scrapy): this fails
+    when a Scrapy release adds an extension the copy lacks."""
+    from scrapy.linkextractors import IGNORED_EXTENSIONS
+
+    from docsbot.urls import FILE_EXTENSIONS
+
+    assert set(IGNORED_EXTENSIONS) <= set(FILE_EXTENSIONS)
