@@ -8,6 +8,7 @@ their language, so the splitter never has to cut one mid-line.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
 
     from tokenizers import Tokenizer
 
-__all__ = ["Chunker", "TextChunk", "context_line", "embed_text"]
+__all__ = ["Chunker", "TextChunk", "context_line", "embed_key", "embed_text"]
 
 CHARS_PER_TOKEN = 4  # sizing by characters when no tokenizer is given
 _FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
@@ -49,14 +50,21 @@ def context_line(title: str, heading_path: tuple[str, ...] | list[str]) -> str:
     return " > ".join(p for p in (title, *path) if p)
 
 
-def embed_text(context: str, content: str, max_context_chars: int) -> str:
-    """The text the model embeds: the context line (cut to ``max_context_chars``), a blank line, the chunk.
+def embed_text(context: str, content: str, max_context_chars: int | None) -> str:
+    """The text the model embeds: the context line (cut to ``max_context_chars`` when longer: its first
+    ``max_context_chars - 1`` characters and "…"; ``None``: whole), a blank line, the chunk.
 
     A chunk that only says "Returns the task" is then found by the section it belongs to.
     """
-    if len(context) > max_context_chars:
+    if max_context_chars is not None and len(context) > max_context_chars:
         context = context[: max_context_chars - 1] + "…"
     return f"{context}\n\n{content}" if context else content
+
+
+def embed_key(model: str, text: str) -> str:
+    """The key of a text's vector (``documents.embed_hash``): sha256 hex of the model's name, NUL and the embedded
+    text. Equal keys give equal vectors, so a vector is computed once per model and text, database-wide."""
+    return hashlib.sha256(f"{model}\0{text}".encode()).hexdigest()
 
 
 class Chunker:

@@ -1,7 +1,9 @@
-"""``docsbot``: search the index and show its status. Crawling is ``scrapy crawl docs`` (see the README).
+"""``docsbot``: search the index, show its status, give waiting chunks their vectors. Crawling is ``scrapy crawl
+docs`` (see the README).
 
-Exit codes: 0 success, 1 nothing found / nothing indexed, 2 usage or configuration error (bad arguments,
-database unreachable, model not loadable).
+Read-only commands (``search``, ``status``) never write: they check that the database's schema is current and
+say which command updates it when it is not. Exit codes: 0 success, 1 nothing found / nothing indexed / work left
+undone, 2 usage or configuration error (bad arguments, database unreachable, model not loadable).
 """
 
 from __future__ import annotations
@@ -35,12 +37,22 @@ def _settings() -> ProjectSettings:
     return ProjectSettings("docsbot.settings")
 
 
-def _database() -> psycopg.Connection:
-    """A connection to the configured (or embedded) database, schema migrated."""
+def _database(*, write: bool = False) -> psycopg.Connection:
+    """A connection to the configured (or embedded) database. ``write``: its schema is migrated first (commands
+    that write); otherwise it is only checked (:func:`docsbot.db.check_schema`: raises ``NoSchema`` or
+    ``SchemaBehind``), so that read-only commands work with a role that may only ``SELECT``."""
     from docsbot import db
 
-    conn = db.connect(db.resolve_dsn(_settings()))
-    db.migrate(conn)
+    settings = _settings()
+    conn = db.connect(db.resolve_dsn(settings), retry=db.RetryPolicy.from_settings(settings))
+    try:
+        if write:
+            db.migrate(conn)
+        else:
+            db.check_schema(conn)
+    except BaseException:
+        conn.close()
+        raise
     return conn
 
 
@@ -75,7 +87,11 @@ def cmd_search(args: argparse.Namespace) -> int:
 
         dsn = db.resolve_dsn(settings)
         with db.connect(dsn) as conn:
-            db.migrate(conn)
+            try:
+                db.check_schema(conn)
+            except db.NoSchema as exc:
+                print(f"docsbot: {exc}", file=sys.stderr)
+                return 1
         with Searcher(dsn, embedder, pool_size=1) as searcher:
             try:
                 results = searcher.search(args.query, args.library, args.version, args.k, chunks=args.chunks)
@@ -97,33 +113,58 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0 if results else 1
 
 
+def _run_line(run: dict) -> str:
+    s = run["stats"] or {}
+    state = run["state"]
+    when = f"{run['started_at']:%Y-%m-%d %H:%M} {run['mode']:<7}"
+    if state == "running":
+        return f"{when}: running"
+    if state == "interrupted":
+        return f"{when}: interrupted (the process ended before the run recorded its end; pages it stored stay stored)"
+    took = f"{s.get('elapsed_seconds', 0):.1f} s"
+    line = (
+        f"{when}: {s.get('unchanged', 0)} unchanged, {s.get('modified', 0)} modified, {s.get('new', 0)} new, "
+        f"{s.get('deleted', 0)} deleted, {s.get('failed', 0)} failed, {s.get('chunks_embedded', 0)} chunks embedded "
+        f"in {took}: {state}"
+    )
+    return line + (f" ({run['outcome_reason']})" if run.get("outcome_reason") and state != "complete" else "")
+
+
 def cmd_status(args: argparse.Namespace) -> int:
     from docsbot import db
+    from docsbot.vectors import describe_progress
 
-    with _database() as conn:
-        versions = db.status(conn)
+    try:
+        with _database() as conn:
+            versions = db.version_overview(conn)
+    except db.NoSchema:
+        versions = []
     if not versions:
         print("nothing indexed yet; index a site with `scrapy crawl docs -a url=URL`")
         return 1
     for v in versions:
         label = db.version_label(v["library"], v["version"])
-        print(f"{label}  {v['root_url']}")
-        print(f"  {v['pages']} pages, {v['chunks']} chunks, model {v['embedding_model']}")
-        for run in v["runs"]:
-            s = run["stats"]
-            took = f"{s.get('elapsed_seconds', 0):.1f} s" if run["finished_at"] else "running or interrupted"
-            print(
-                f"  {run['started_at']:%Y-%m-%d %H:%M} {run['mode']:<7}: {s.get('unchanged', 0)} unchanged, "
-                f"{s.get('modified', 0)} modified, {s.get('new', 0)} new, {s.get('deleted', 0)} deleted, "
-                f"{s.get('failed', 0)} failed, {s.get('chunks_embedded', 0)} chunks embedded in {took}"
+        print(f"{label}  {v['root_url']}" + ("  (a run is in progress)" if v["running"] else ""))
+        waiting = v["chunks"] - v["vectors"]
+        print(f"  {v['pages']} pages, {v['chunks']} chunks, {v['vectors']} with a vector, model {v['embedding_model']}")
+        if waiting or v["embedding"]:
+            work = v["embedding"]
+            rate = work["rate"] if work else None
+            who = (
+                f" ({work['workers']} worker{'s' if work['workers'] != 1 else ''} embedding)"
+                if work
+                else (" (no worker is embedding: `docsbot embed` gives them their vectors)")
             )
+            print(f"  vectors: {describe_progress(v['vectors'], waiting, rate)}{who}")
+        for run in v["runs"]:
+            print(f"  {_run_line(run)}")
     return 0
 
 
 def cmd_delete(args: argparse.Namespace) -> int:
     from docsbot import db
 
-    with _database() as conn:
+    with _database(write=True) as conn:
         deleted = db.delete_version(conn, args.library, args.version)
     if not deleted:
         which = f"{args.library}@{args.version}" if args.version is not None else args.library
@@ -152,6 +193,85 @@ def cmd_db_stop(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_db_migrate(args: argparse.Namespace) -> int:
+    from docsbot import db
+
+    settings = _settings()
+    with db.connect(db.resolve_dsn(settings), retry=db.RetryPolicy.from_settings(settings)) as conn:
+        applied = db.migrate(conn)
+    print(f"applied migrations {', '.join(applied)}" if applied else "the database schema is up to date")
+    return 0
+
+
+def cmd_embed(args: argparse.Namespace) -> int:
+    """Give the chunks waiting in the queue their vectors (docsbot.vectors), then exit; --follow keeps waiting."""
+    import asyncio
+    import logging
+    import time
+
+    from docsbot import db
+    from docsbot.embedding import load_embedder
+    from docsbot.vectors import EmbeddingWorker, ModelRunner, waiting_chunks
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s: %(message)s", stream=sys.stderr)
+    settings = _settings()
+    embedder = load_embedder(settings)
+    dsn = db.resolve_dsn(settings)
+    with _database(write=True) as conn:
+        versions = db.list_versions(conn, args.library, args.version)
+        if args.library is not None and not versions:
+            known = ", ".join(db.version_label(v.library, v.name) for v in db.list_versions(conn)) or "none"
+            print(f"docsbot embed: {args.library} is not indexed; indexed: {known}", file=sys.stderr)
+            return 1
+        mine = [v for v in versions if v.embedding_model == embedder.name]
+        other = [
+            f"{db.version_label(v.library, v.name)} ({v.embedding_model}, {n} waiting)"
+            for v in versions
+            if v.embedding_model not in (None, embedder.name) and (n := waiting_chunks(conn, [v.id]))
+        ]
+        scope = [v.id for v in mine] if args.library is not None else None
+        waiting = waiting_chunks(conn, scope, embedder.name) if mine else 0
+    if other:
+        print(f"docsbot embed: not {embedder.name}'s (set DOCSBOT_EMBEDDING_MODEL to embed them): {', '.join(other)}",
+              file=sys.stderr)  # fmt: skip
+    labels = ", ".join(db.version_label(v.library, v.name) for v in mine) or "nothing"
+    if not waiting and not args.follow:
+        print(f"nothing to embed: every chunk of {labels} has its vector ({embedder.name})")
+        return 0
+    print(f"{waiting} chunks of {labels} wait for a vector ({embedder.name})", file=sys.stderr)
+    runner = ModelRunner(embedder, args.nice if args.nice is not None else settings.getint("DOCSBOT_EMBED_NICE", 10))
+    worker = EmbeddingWorker(
+        dsn,
+        runner,
+        model=embedder.name,
+        version_ids=scope,
+        label=labels,
+        claim=args.claim or settings.getint("DOCSBOT_EMBED_CLAIM", 256),
+        slots=args.concurrency,
+        retry=db.RetryPolicy.from_settings(settings),
+        progress_every=args.progress,
+    )
+    started = time.monotonic()
+    try:
+        stats = asyncio.run(worker.run(follow=lambda: args.follow))
+    except KeyboardInterrupt:
+        print("docsbot embed: stopped; the chunks of the batch in flight wait for the next worker", file=sys.stderr)
+        return 130
+    finally:
+        runner.close()
+    took = time.monotonic() - started
+    left = worker.waiting or 0
+    rate = stats.written / took if took else 0.0
+    print(
+        f"embedded {stats.embedded} texts, {stats.written} chunks given a vector ({stats.copied} by an equal text) in "
+        f"{took:.1f} s ({rate:.1f} chunks/s); {left} chunks still wait"
+    )
+    if stats.error:
+        print(f"docsbot embed: {stats.error}", file=sys.stderr)
+        return 1
+    return 0 if left == 0 else 1
+
+
 def cmd_mcp(args: argparse.Namespace) -> int:
     from docsbot.mcp_server import UsageError, serve  # the MCP SDK is imported only by this command
 
@@ -175,17 +295,31 @@ def build_parser() -> argparse.ArgumentParser:
     )
     search.add_argument("--chunks", action="store_true", help="raw chunks instead of one result per page")
     search.set_defaults(func=cmd_search)
-    status = sub.add_parser("status", help="libraries, versions, page and chunk counts, last runs")
+    status = sub.add_parser("status", help="libraries, versions, pages, chunks and vectors, last runs")
     status.set_defaults(func=cmd_status)
+    embed = sub.add_parser(
+        "embed", help="give the chunks waiting for a vector theirs (from any machine; the crawl runs one worker too)"
+    )
+    embed.add_argument("--library", help="only this library")
+    embed.add_argument("--version", help="only this version of it ('' for none)")
+    embed.add_argument("--follow", action="store_true", help="keep running: embed new chunks as crawls store them")
+    embed.add_argument("--claim", type=int, help="chunks per claim (default DOCSBOT_EMBED_CLAIM, 256)")
+    embed.add_argument("--concurrency", type=int, help="claims in flight at once (default: the backend's)")
+    embed.add_argument("--nice", type=int, help="CPU priority of the model's thread (default DOCSBOT_EMBED_NICE, 10)")
+    embed.add_argument("--progress", type=float, default=30.0, help="seconds between progress lines (default 30)")
+    embed.set_defaults(func=cmd_embed)
     delete = sub.add_parser("delete", help="remove a library version (or every version) and all of its data")
     delete.add_argument("--library", required=True)
     delete.add_argument("--version", help="only this version ('' for the unversioned one); default: all")
     delete.set_defaults(func=cmd_delete)
-    database = sub.add_parser("db", help="the embedded PostgreSQL (used when DATABASE_URL is unset)")
+    database = sub.add_parser("db", help="the database: its schema, and the embedded PostgreSQL")
     db_sub = database.add_subparsers(dest="action", required=True)
     db_sub.add_parser(
         "stop", help="stop it now (it also stops by itself after DOCSBOT_PG_IDLE_TIMEOUT seconds unused)"
     ).set_defaults(func=cmd_db_stop)
+    db_sub.add_parser(
+        "migrate", help="bring the database schema up to date (crawls do it too; read-only commands never do)"
+    ).set_defaults(func=cmd_db_migrate)
     mcp = sub.add_parser("mcp", help="serve the index to LLM agents (Model Context Protocol; stdio by default)")
     mcp.add_argument(
         "--http",

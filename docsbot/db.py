@@ -12,7 +12,8 @@ import logging
 import random
 import re
 import sys
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, replace
 from datetime import datetime
 from importlib.resources import files
 from pathlib import Path
@@ -38,7 +39,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DatabaseError",
+    "NoSchema",
     "PageStore",
+    "RetryPolicy",
+    "SavedPage",
     "SearchHit",
     "VersionRow",
     "bind_model",
@@ -52,8 +56,12 @@ __all__ = [
     "migrate",
     "redact_dsn",
     "resolve_dsn",
+    "SchemaBehind",
+    "check_schema",
+    "has_schema",
+    "run_state",
     "search",
-    "status",
+    "version_overview",
     "upsert_version",
     "version_label",
     "StoreUnavailable",
@@ -83,6 +91,56 @@ class StoreUnavailable(DatabaseError):
     """A :class:`PageStore` operation still failed after its retries: no connection within the pool's timeout
     (``psycopg_pool.PoolTimeout``) or the connection broke (``psycopg.OperationalError``: server restarted,
     network). Nothing of that operation was written; the message names what and why, in one line."""
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How every database step of a run is retried: ``retries`` more attempts after the first, waiting ``delay``,
+    2×, 4×… seconds (at most ``max_delay``, each ±50% at random, so that steps that failed together do not come
+    back together). Only ``psycopg.OperationalError`` is retried (``PoolTimeout`` included: no connection could
+    be had; a broken connection; a restarting server); anything else is a bug or a refusal and raised at once.
+    From ``DOCSBOT_DB_RETRIES`` and ``DOCSBOT_DB_RETRY_DELAY``."""
+
+    retries: int = 4
+    delay: float = 0.5
+    max_delay: float = 8.0
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings) -> RetryPolicy:
+        return cls(settings.getint("DOCSBOT_DB_RETRIES", 4), settings.getfloat("DOCSBOT_DB_RETRY_DELAY", 0.5))
+
+    def patient(self) -> RetryPolicy:
+        """For the run's own bookkeeping (done once, at its start or end): at least 8 retries from 1 s, about a
+        minute in all, so that a database restart does not cost the run its record."""
+        return replace(self, retries=max(self.retries, 8), delay=max(self.delay, 1.0))
+
+    def waits(self) -> list[float]:
+        """Seconds to wait before each retry (jittered)."""
+        out, delay = [], self.delay
+        for _ in range(self.retries):
+            out.append(delay * random.uniform(0.5, 1.5))
+            delay = min(delay * 2, self.max_delay)
+        return out
+
+
+def _one_line(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+
+
+def retry_sync(policy: RetryPolicy, what: str, operation: Callable[[], Any]) -> Any:
+    """``operation()`` (one transaction at most), retried by ``policy`` on ``psycopg.OperationalError``; raises
+    :class:`StoreUnavailable` naming ``what`` once the retries are spent. Blocks while it waits: for setup and
+    command-line steps, never on the crawl's event loop (see :meth:`PageStore._retrying`)."""
+    waits = policy.waits()
+    for attempt in range(len(waits) + 1):
+        try:
+            return operation()
+        except psycopg.OperationalError as exc:
+            if attempt == len(waits):
+                raise StoreUnavailable(f"{what}: {_one_line(exc)} (gave up after {attempt + 1} attempts)") from exc
+            logger.warning("%s: %s; retrying in %.1f s", what, _one_line(exc), waits[attempt])
+            time.sleep(waits[attempt])
+    raise AssertionError("unreachable")
 
 
 def redact_dsn(dsn: str) -> str:
@@ -116,19 +174,35 @@ def resolve_dsn(settings: BaseSettings) -> str:
 
 
 def configure_connection(conn: psycopg.Connection) -> None:
-    """Pool ``configure`` hook: register pgvector's types on a new connection (after migrations), leaving it
-    idle as psycopg_pool requires."""
-    register_vector(conn)
+    """Pool ``configure`` hook: register pgvector's types on a new connection, leaving it idle as psycopg_pool
+    requires. In a database nothing was indexed in yet the type does not exist: :func:`search` registers it on
+    first use instead."""
+    try:
+        register_vector(conn)
+    except psycopg.ProgrammingError:
+        pass
     if not conn.autocommit:
         conn.commit()
 
 
-def connect(dsn: str, **kwargs: Any) -> psycopg.Connection:
-    """A synchronous connection with pgvector types registered. Raises :class:`DatabaseError`."""
-    try:
-        conn = psycopg.connect(dsn, **kwargs)
-    except psycopg.OperationalError as exc:
-        raise DatabaseError(f"cannot connect to {redact_dsn(dsn)}: {exc}") from exc
+def connect(dsn: str, *, retry: RetryPolicy | None = None, **kwargs: Any) -> psycopg.Connection:
+    """A synchronous connection with pgvector types registered, within ``connect_timeout`` (10 s unless given).
+    With ``retry``, a refused or failed connection is tried again as that policy says (a server restarting).
+    Raises :class:`DatabaseError` naming the server (password hidden)."""
+    kwargs.setdefault("connect_timeout", 10)
+    waits = retry.waits() if retry is not None else []
+    for attempt in range(len(waits) + 1):
+        try:
+            conn = psycopg.connect(dsn, **kwargs)
+            break
+        except psycopg.OperationalError as exc:
+            if attempt == len(waits):
+                tries = f" (after {attempt + 1} attempts)" if attempt else ""
+                raise DatabaseError(f"cannot connect to {redact_dsn(dsn)}{tries}: {_one_line(exc)}") from exc
+            logger.warning(
+                "cannot connect to %s: %s; retrying in %.1f s", redact_dsn(dsn), _one_line(exc), waits[attempt]
+            )
+            time.sleep(waits[attempt])
     try:
         register_vector(conn)
     except psycopg.ProgrammingError:
@@ -174,6 +248,44 @@ def migrate(conn: psycopg.Connection) -> list[str]:
     if applied:
         logger.info("applied database migrations %s", ", ".join(applied))
     return applied
+
+
+class NoSchema(DatabaseError):
+    """The database has no docsbot schema at all: nothing was ever indexed there."""
+
+
+class SchemaBehind(DatabaseError):
+    """The database's schema lacks migrations this docsbot needs; a read-only command does not apply them."""
+
+
+def has_schema(conn: psycopg.Connection) -> bool:
+    """Whether docsbot's schema exists in the database (anything was ever indexed or migrated there)."""
+    return conn.execute("SELECT to_regclass('schema_migrations') IS NOT NULL").fetchone()[0]
+
+
+def check_schema(conn: psycopg.Connection) -> None:
+    """For read-only commands (``docsbot search``, ``status``, the MCP server): check, without writing anything,
+    that every migration this docsbot knows is applied, so that a role with only ``SELECT`` can read and a reader
+    never races a writer's migration. Raises :class:`NoSchema` for a database without docsbot's schema and
+    :class:`SchemaBehind` naming the missing migrations and the command that applies them (``docsbot db migrate``,
+    or any crawl). Migrations this docsbot does not know (a newer docsbot migrated) are logged, not refused."""
+    if not has_schema(conn):
+        raise NoSchema(
+            "nothing is indexed in this database yet (it has no docsbot schema); index a site with "
+            "`scrapy crawl docs -a url=URL`"
+        )
+    applied = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
+    known = [version for version, _ in _migrations()]
+    missing = [version for version in known if version not in applied]
+    if missing:
+        raise SchemaBehind(
+            f"the database schema is behind this docsbot (migrations {', '.join(missing)} are not applied): run "
+            "`docsbot db migrate` (or any crawl) to bring it up to date"
+        )
+    newer = sorted(applied - set(known))
+    if newer:
+        logger.warning("the database has migrations this docsbot does not know (%s): upgrade docsbot", ", ".join(newer))
+    register_vector(conn)
 
 
 def ensure_vector_index(conn: psycopg.Connection, dim: int) -> None:
@@ -312,11 +424,24 @@ _UPDATE_PAGE = """
 """
 
 
+@dataclass(frozen=True)
+class SavedPage:
+    """What :meth:`PageStore.save_page` wrote: the page's id, and of its chunks (when its content changed) how
+    many took over a vector already stored for their text (``reused``) and how many wait for one (``waiting``)."""
+
+    id: int
+    reused: int = 0
+    waiting: int = 0
+
+
 class PageStore:
     """Asynchronous writes of a crawl, through a small connection pool (``pool_size`` connections).
 
-    Every page is written in one transaction: page row with its validators, and its chunks replaced. A crash
-    at any point leaves the page as it was before or fully updated.
+    Every page is written in one transaction: page row with its validators, and its chunks replaced, text first
+    (a chunk takes over the vector stored for its text, if any; otherwise it waits in the embedding queue,
+    :mod:`docsbot.vectors`). A crash at any point leaves the page as it was before or fully updated. Every
+    operation is retried alike (:class:`RetryPolicy`; the run's own bookkeeping patiently) and raises
+    :class:`StoreUnavailable` when it still fails.
     """
 
     def __init__(
@@ -325,9 +450,7 @@ class PageStore:
         pool_size: int = 4,
         *,
         pool_timeout: float = 30.0,
-        retries: int = 4,
-        retry_delay: float = 0.5,
-        retry_max_delay: float = 8.0,
+        retry: RetryPolicy | None = None,
     ) -> None:
         # check: a connection is tested before it is handed out, so that one broken by a server restart is
         # replaced instead of failing the page (one round trip; a page's transaction costs far more).
@@ -341,9 +464,7 @@ class PageStore:
             timeout=pool_timeout,
             name="docsbot",
         )
-        self.retries = retries
-        self.retry_delay = retry_delay
-        self.retry_max_delay = retry_max_delay
+        self.retry = retry or RetryPolicy()
         # Pages take turns for the pool's connections here, without a time limit: waiting for a turn is not an
         # error. The pool's timeout then only measures what a page holding a turn waits for a connection, which
         # is long only when connections cannot be opened (server down). Without it, hundreds of pages queued on
@@ -360,49 +481,43 @@ class PageStore:
             dsn,
             settings.getint("DOCSBOT_DB_POOL_SIZE"),
             pool_timeout=settings.getfloat("DOCSBOT_DB_POOL_TIMEOUT"),
-            retries=settings.getint("DOCSBOT_DB_RETRIES"),
-            retry_delay=settings.getfloat("DOCSBOT_DB_RETRY_DELAY"),
+            retry=RetryPolicy.from_settings(settings),
         )
 
+    @property
+    def pool(self) -> AsyncConnectionPool:
+        return self._pool
+
     async def _retrying(self, what: str, operation: Callable[[], Awaitable[Any]], *, patient: bool = False) -> Any:
-        """Run ``operation`` (one transaction at most), again after ``retry_delay``, 2×, 4×… seconds (capped at
-        ``retry_max_delay``, each ±50% at random) while it raises ``psycopg.OperationalError`` (``PoolTimeout``
-        included: a connection could not be had in ``pool_timeout`` seconds), at most ``retries`` more times.
-        Each attempt is its own transaction, so a failed attempt wrote nothing; every operation retried here is
-        idempotent (an upsert keyed by URL or page id, then its chunks replaced), so an attempt whose COMMIT was
-        lost in transit is harmless to repeat. At most ``pool_size`` operations run at once; the others wait for
-        their turn (no time limit) before their attempt starts. Raises :class:`StoreUnavailable` once the retries
-        are spent; a closed pool (``PoolClosed``: the run is shutting down) is not retried. ``patient``: the
-        run's own bookkeeping, done once at its end, gets at least 8 retries from 1 s (about a minute in all).
-        """
-        delay, retries = self.retry_delay, self.retries
-        if patient:
-            delay, retries = max(delay, 1.0), max(retries, 8)
-        for attempt in range(retries + 1):
+        """Run ``operation`` (one transaction at most) by the store's :class:`RetryPolicy` (``patient``: the run's
+        own bookkeeping). Each attempt is its own transaction, so a failed attempt wrote nothing; every operation
+        retried here is idempotent (an upsert keyed by URL or page id, then its chunks replaced; a delete by id;
+        an update of a run's row), so an attempt whose COMMIT was lost in transit is harmless to repeat. At most
+        ``pool_size`` operations run at once; the others wait for their turn (no time limit) before their attempt
+        starts. Raises :class:`StoreUnavailable` once the retries are spent; a closed pool (``PoolClosed``: the
+        run is shutting down) is not retried."""
+        waits = (self.retry.patient() if patient else self.retry).waits()
+        for attempt in range(len(waits) + 1):
             try:
                 async with self._turns:
                     return await operation()
             except PoolClosed as exc:
                 raise StoreUnavailable(f"{what}: the connection pool is closed") from exc
             except psycopg.OperationalError as exc:
-                error = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
-                if attempt == retries:
-                    raise StoreUnavailable(f"{what}: {error} (gave up after {attempt + 1} attempts)") from exc
-                # Jitter (±50%): pages that timed out together do not all come back at the same moment.
-                wait = delay * random.uniform(0.5, 1.5)
-                logger.warning("%s: %s; retrying in %.1f s", what, error, wait)
-                await asyncio.sleep(wait)
-                delay = min(delay * 2, self.retry_max_delay)
+                if attempt == len(waits):
+                    raise StoreUnavailable(f"{what}: {_one_line(exc)} (gave up after {attempt + 1} attempts)") from exc
+                logger.warning("%s: %s; retrying in %.1f s", what, _one_line(exc), waits[attempt])
+                await asyncio.sleep(waits[attempt])
         raise AssertionError("unreachable")
 
     async def open(self) -> None:
-        await self._pool.open(wait=True)
+        await self._pool.open(wait=False)
 
     async def close(self) -> None:
         await self._pool.close()
 
     async def stored_pages(self, version_id: int) -> dict[str, StoredPage]:
-        """Every stored page of the version, keyed by URL.
+        """Every stored page of the version, keyed by URL. Retried patiently; raises :class:`StoreUnavailable`.
 
         A refresh holds these for the whole run. A page's links are mostly URLs other pages link too, so every URL
         is kept once (``sys.intern``): memory grows with the number of distinct URLs plus 8 bytes per link, not
@@ -411,46 +526,35 @@ class PageStore:
         time: a client-side result would hold every link as text besides the pages built from it (the GTK docs
         replicated to 100,265 pages: 265 MiB peak loaded at once, 120 MiB streamed).
         """
-        from docsbot.refresh import StoredPage  # here: docsbot.refresh → urls imports Scrapy, which search avoids
+        from docsbot.refresh import StoredPage
 
         intern = sys.intern
-        stored: dict[str, StoredPage] = {}
-        async with self._pool.connection() as conn, conn.transaction(), conn.cursor(name="stored_pages") as cur:
-            cur.itersize = STORED_PAGES_BATCH
-            await cur.execute(
-                "SELECT id, url, etag, last_modified, content_hash, depth, links, last_checked_at, extractor_version "
-                "FROM pages "
-                "WHERE version_id = %s ORDER BY depth, id",
-                (version_id,),
-            )
-            async for row in cur:
-                stored[row[1]] = StoredPage(
-                    row[0], intern(row[1]), *row[2:6], tuple(map(intern, row[6])), row[7], row[8]
+
+        async def load() -> dict[str, StoredPage]:
+            stored: dict[str, StoredPage] = {}
+            async with self._pool.connection() as conn, conn.transaction(), conn.cursor(name="stored_pages") as cur:
+                cur.itersize = STORED_PAGES_BATCH
+                await cur.execute(
+                    "SELECT id, url, etag, last_modified, content_hash, depth, links, last_checked_at, "
+                    "extractor_version FROM pages WHERE version_id = %s ORDER BY depth, id",
+                    (version_id,),
                 )
-        return stored
+                async for row in cur:
+                    stored[row[1]] = StoredPage(
+                        row[0], intern(row[1]), *row[2:6], tuple(map(intern, row[6])), row[7], row[8]
+                    )
+            return stored
 
-    async def stored_embeddings(self, embed_hashes: list[str]) -> dict[str, np.ndarray]:
-        """Vectors already stored for these ``embed_hash`` keys (sha256 of model + embedded text), from any page
-        of any version: equal keys mean the same model embedded the same text. One indexed query."""
-        if not embed_hashes:
-            return {}
+        return await self._retrying("loading the stored pages", load, patient=True)
 
-        async def lookup() -> dict[str, np.ndarray]:
-            async with self._pool.connection() as conn:
-                cur = await conn.execute(
-                    "SELECT DISTINCT ON (embed_hash) embed_hash, embedding FROM documents WHERE embed_hash = ANY(%s)",
-                    (embed_hashes,),
-                )
-                return {key: vector for key, vector in await cur.fetchall()}
+    async def save_page(self, item: PageItem) -> SavedPage:
+        """Upsert the page and, if its content changed, replace its chunks (COPY BINARY), text first: a chunk whose
+        ``embed_hash`` (model + embedded text) already has a vector anywhere in the database (any page, version or
+        library) takes it over; the others are written without one and wait in the embedding queue
+        (:mod:`docsbot.vectors`). One transaction, retried (see :meth:`_retrying`); raises
+        :class:`StoreUnavailable` naming the URL when it still cannot be written (the page is then as it was).
 
-        return await self._retrying("looking up stored embeddings", lookup)
-
-    async def save_page(self, item: PageItem) -> int:
-        """Upsert the page and, if its content changed, replace its chunks (COPY BINARY). One transaction,
-        retried with backoff on connection problems (see :meth:`_retrying`); raises :class:`StoreUnavailable`
-        naming the URL when it still cannot be written (the page is then as it was before).
-
-        A stored page keeps its stored depth. Returns the page id.
+        A stored page keeps its stored depth.
         """
         values = {
             "version_id": item.version_id,
@@ -469,37 +573,44 @@ class PageStore:
         }
         return await self._retrying(f"storing {item.url}", lambda: self._save_page(item, values))
 
-    async def _save_page(self, item: PageItem, values: dict[str, Any]) -> int:
+    async def _save_page(self, item: PageItem, values: dict[str, Any]) -> SavedPage:
         async with self._pool.connection() as conn, conn.transaction():
             if item.page_id is not None:  # a stored page, possibly moving to a new URL after a redirect
                 cur = await conn.execute(_UPDATE_PAGE, values)
             else:
                 cur = await conn.execute(_INSERT_PAGE, values)
             (page_id,) = await cur.fetchone()
-            if item.changed:
-                await conn.execute("DELETE FROM documents WHERE page_id = %s", (page_id,))
-                async with conn.cursor().copy(
-                    "COPY documents (page_id, content, context, metadata, sort_order, embedding, embed_hash) "
-                    "FROM STDIN (FORMAT BINARY)"
-                ) as copy:
-                    copy.set_types(["bigint", "text", "text", "jsonb", "integer", "vector", "text"])
-                    for order, chunk in enumerate(item.chunks):
-                        meta: dict[str, Any] = {"heading_path": chunk.heading_path}
-                        if getattr(chunk, "anchor", None):
-                            meta["anchor"] = chunk.anchor  # a contract: the MCP server and search read it
-                        metadata = Jsonb(meta)
-                        row = (
-                            page_id,
-                            chunk.content,
-                            chunk.context,
-                            metadata,
-                            order,
-                            chunk.embedding,
-                            chunk.embed_hash,
-                        )
-                        await copy.write_row(row)
-                await self._save_page_extras(conn, item, page_id)
-            return page_id
+            if not item.changed:
+                return SavedPage(page_id)
+            # Before the page's old chunks go: they may hold the vectors of its unchanged texts.
+            hashes = list({c.embed_hash for c in item.chunks if c.embedding is None})
+            vectors: dict[str, Any] = {}
+            if hashes:
+                cur = await conn.execute(_STORED_VECTORS, (hashes,))
+                vectors = {key: vector for key, vector in await cur.fetchall() if vector is not None}
+            await conn.execute("DELETE FROM documents WHERE page_id = %s", (page_id,))
+            reused = waiting = 0
+            async with conn.cursor().copy(
+                "COPY documents (page_id, content, context, metadata, sort_order, embedding, embed_hash) "
+                "FROM STDIN (FORMAT BINARY)"
+            ) as copy:
+                copy.set_types(["bigint", "text", "text", "jsonb", "integer", "vector", "text"])
+                for order, chunk in enumerate(item.chunks):
+                    meta: dict[str, Any] = {"heading_path": chunk.heading_path}
+                    if getattr(chunk, "anchor", None):
+                        meta["anchor"] = chunk.anchor  # a contract: the MCP server and search read it
+                    if getattr(chunk, "context_cut", None):
+                        meta["context_cut"] = chunk.context_cut  # how the embedded text cut the context line
+                    vector = chunk.embedding if chunk.embedding is not None else vectors.get(chunk.embed_hash)
+                    if vector is None:
+                        waiting += 1
+                    elif chunk.embedding is None:
+                        reused += 1
+                    await copy.write_row(
+                        (page_id, chunk.content, chunk.context, Jsonb(meta), order, vector, chunk.embed_hash)
+                    )
+            await self._save_page_extras(conn, item, page_id)
+            return SavedPage(page_id, reused, waiting)
 
     async def _save_page_extras(self, conn: psycopg.AsyncConnection, item: PageItem, page_id: int) -> None:
         """The page's symbol table rows and navigation share, replaced with its chunks (same transaction)."""
@@ -519,12 +630,17 @@ class PageStore:
                 )
 
     async def delete_pages(self, page_ids: list[int]) -> int:
-        """Delete pages in one transaction; their chunks go by ``ON DELETE CASCADE``. Returns rows deleted."""
+        """Delete pages in one transaction; their chunks go by ``ON DELETE CASCADE``. Retried patiently; returns
+        the rows deleted; raises :class:`StoreUnavailable`."""
         if not page_ids:
             return 0
-        async with self._pool.connection() as conn, conn.transaction():
-            cur = await conn.execute("DELETE FROM pages WHERE id = ANY(%s)", (page_ids,))
-            return cur.rowcount
+
+        async def delete() -> int:
+            async with self._pool.connection() as conn, conn.transaction():
+                cur = await conn.execute("DELETE FROM pages WHERE id = ANY(%s)", (page_ids,))
+                return cur.rowcount
+
+        return await self._retrying(f"deleting {len(page_ids)} pages", delete, patient=True)
 
     async def mark_checked(self, run_id: int, page_ids: list[int]) -> None:
         """Record that ``page_ids`` answered 200/304 in run ``run_id`` (one statement, at the end of a run)."""
@@ -541,28 +657,72 @@ class PageStore:
         await self._retrying("marking checked pages", mark, patient=True)
 
     async def start_run(self, version_id: int, mode: str) -> int:
-        async with self._pool.connection() as conn:
-            cur = await conn.execute(
-                "INSERT INTO crawl_runs (version_id, mode) VALUES (%s, %s) RETURNING id", (version_id, mode)
-            )
-            (run_id,) = await cur.fetchone()
-            return run_id
+        """Record a new run of the version (its ``crawl_runs`` row) and return its id. The caller holds the
+        version's run lock, so an earlier run of the version still without an end died before it could record
+        one: it is marked ``interrupted`` in the same transaction. Retried patiently."""
 
-    async def finish_run(self, run_id: int, stats: dict[str, Any]) -> None:
-        """Close the run's record and refresh its version's BM25 statistics (see :func:`search`); retried
-        patiently (the run's outcome must not be lost to a busy pool)."""
-
-        async def finish() -> None:
-            async with self._pool.connection() as conn:
-                await conn.execute(
-                    "UPDATE crawl_runs SET finished_at = now(), stats = %s WHERE id = %s", (Jsonb(stats), run_id)
+        async def start() -> int:
+            async with self._pool.connection() as conn, conn.transaction():
+                await conn.execute(_MARK_INTERRUPTED, (version_id,))
+                cur = await conn.execute(
+                    "INSERT INTO crawl_runs (version_id, mode) VALUES (%s, %s) RETURNING id", (version_id, mode)
                 )
-                (version_id,) = await (
-                    await conn.execute("SELECT version_id FROM crawl_runs WHERE id = %s", (run_id,))
-                ).fetchone()
+                (run_id,) = await cur.fetchone()
+                return run_id
+
+        return await self._retrying("recording the start of the run", start, patient=True)
+
+    async def refresh_lexical_stats(self, version_id: int) -> None:
+        """Recompute the version's BM25 collection statistics (see :func:`search`). Retried patiently."""
+
+        async def refresh() -> None:
+            async with self._pool.connection() as conn:
                 await conn.execute(_REFRESH_STATS, {"version": version_id})
 
-        await self._retrying("recording the run", finish, patient=True)
+        await self._retrying("refreshing the search statistics", refresh, patient=True)
+
+    async def vectors_waiting(self, version_id: int) -> int:
+        """Chunks of the version still without a vector (the version's embedding queue). Retried patiently."""
+
+        async def count() -> int:
+            async with self._pool.connection() as conn:
+                cur = await conn.execute(
+                    "SELECT count(*) FROM documents WHERE embedding IS NULL AND page_id = ANY(ARRAY("
+                    "SELECT id FROM pages WHERE version_id = %s))",
+                    (version_id,),
+                )
+                return (await cur.fetchone())[0]
+
+        return await self._retrying("counting the chunks without a vector", count, patient=True)
+
+    async def finish_run(self, run_id: int, stats: dict[str, Any], outcome: str, reason: str) -> None:
+        """Close the run's record: its end, stats and outcome (:func:`docsbot.refresh.run_outcome`), and refresh
+        its version's BM25 statistics; retried patiently (the run's outcome must not be lost to a busy pool or a
+        restarting server); raises :class:`StoreUnavailable`."""
+
+        async def finish() -> None:
+            async with self._pool.connection() as conn, conn.transaction():
+                cur = await conn.execute(
+                    "UPDATE crawl_runs SET finished_at = now(), stats = %s, outcome = %s, outcome_reason = %s "
+                    "WHERE id = %s RETURNING version_id",
+                    (Jsonb(stats), outcome, reason or None, run_id),
+                )
+                (version_id,) = await cur.fetchone()
+                await conn.execute(_REFRESH_STATS, {"version": version_id})
+
+        await self._retrying("recording the end of the run", finish, patient=True)
+
+
+# A vector stored for each text key (one index probe per key; NULL when none is stored).
+_STORED_VECTORS = """
+    SELECT h, (SELECT d.embedding FROM documents d WHERE d.embed_hash = h AND d.embedding IS NOT NULL LIMIT 1)
+    FROM unnest(%s::text[]) AS h
+"""
+_MARK_INTERRUPTED = """
+    UPDATE crawl_runs SET outcome = 'interrupted',
+        outcome_reason = 'the process ended before the run recorded its end; pages it stored stay stored'
+    WHERE version_id = %s AND finished_at IS NULL AND outcome IS NULL
+"""
 
 
 _SYMBOL_SEPARATOR = re.compile(r"(::|[.:])")
@@ -809,6 +969,8 @@ def search(
         raise TypeError(f"unknown search parameters: {', '.join(sorted(unknown))}")
     params = {**SEARCH_DEFAULTS, **tuning}
     dim = int(vector.shape[0])
+    if conn.adapters.types.get("vector") is None:  # a pooled connection opened before anything was indexed
+        register_vector(conn)
     with conn.transaction():
         conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
         conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(max(40, params["candidates"]))))
@@ -865,37 +1027,6 @@ def delete_version(conn: psycopg.Connection, library: str, version: str | None) 
     return deleted
 
 
-def status(conn: psycopg.Connection) -> list[dict[str, Any]]:
-    """Per version: library, version, root URL, model, page and chunk counts, and its last three runs (``runs``:
-    mode, started_at, finished_at, stats; newest first). One query."""
-    with conn.cursor(row_factory=dict_row) as cur:
-        versions = cur.execute(
-            """
-            SELECT v.id, l.name AS library, v.name AS version, v.root_url, v.embedding_model,
-                   counts.pages, counts.chunks, COALESCE(runs.runs, '[]'::jsonb) AS runs
-            FROM versions v
-            JOIN libraries l ON l.id = v.library_id
-            CROSS JOIN LATERAL (
-                SELECT count(DISTINCT p.id) AS pages, count(d.id) AS chunks
-                FROM pages p LEFT JOIN documents d ON d.page_id = p.id
-                WHERE p.version_id = v.id
-            ) counts
-            LEFT JOIN LATERAL (
-                SELECT jsonb_agg(jsonb_build_object('mode', r.mode, 'started_at', r.started_at,
-                                                    'finished_at', r.finished_at, 'stats', r.stats)
-                                 ORDER BY r.started_at DESC) AS runs
-                FROM (SELECT * FROM crawl_runs WHERE version_id = v.id ORDER BY started_at DESC LIMIT 3) r
-            ) runs ON true
-            ORDER BY l.name, v.name
-            """
-        ).fetchall()
-    for v in versions:
-        for run in v["runs"]:
-            for key in ("started_at", "finished_at"):
-                run[key] = datetime.fromisoformat(run[key]) if run[key] else None
-    return versions
-
-
 # --- Read access for the MCP server (docsbot.mcp_server) ---------------------------------------------------------
 
 
@@ -913,25 +1044,66 @@ def running_version_ids(conn: psycopg.Connection) -> set[int]:
     return {row[0] for row in rows}
 
 
-def library_overview(conn: psycopg.Connection) -> list[dict[str, Any]]:
-    """Per version, by library and version name: ``id, library, version, root_url, embedding_model, pages,
-    chunks, last_updated`` (latest ``pages.updated_at``) and ``last_run`` (the newest ``crawl_runs`` row as a
-    dict: ``id, mode, started_at, finished_at, stats``; ``None`` if none)."""
+def version_overview(conn: psycopg.Connection, runs: int = 3) -> list[dict[str, Any]]:
+    """Per version, by library and version name (``docsbot status`` and the MCP server's ``list_libraries``):
+    ``id, library, version, root_url, embedding_model, pages, chunks, vectors`` (chunks with a vector),
+    ``last_updated`` (latest ``pages.updated_at``), ``running`` (a run holds the version's lock now),
+    ``runs`` (its last ``runs`` runs, newest first: ``id, mode, started_at, finished_at, stats, outcome,
+    outcome_reason`` and ``state``, see :func:`run_state`) and ``embedding`` (its active embedding workers:
+    ``workers``, ``rate`` in chunks per second, ``None`` when none works on it)."""
+    running = running_version_ids(conn)
     with conn.cursor(row_factory=dict_row) as cur:
-        return cur.execute(
+        versions = cur.execute(
             """
             SELECT v.id, l.name AS library, v.name AS version, v.root_url, v.embedding_model,
-                   (SELECT count(*) FROM pages p WHERE p.version_id = v.id) AS pages,
-                   (SELECT count(*) FROM documents d JOIN pages p ON p.id = d.page_id
-                     WHERE p.version_id = v.id) AS chunks,
-                   (SELECT max(p.updated_at) FROM pages p WHERE p.version_id = v.id) AS last_updated,
-                   (SELECT to_jsonb(r) FROM (
-                        SELECT id, mode, started_at, finished_at, stats FROM crawl_runs
-                        WHERE version_id = v.id ORDER BY started_at DESC, id DESC LIMIT 1) r) AS last_run
-            FROM versions v JOIN libraries l ON l.id = v.library_id
+                   counts.pages, counts.chunks, counts.vectors, counts.last_updated,
+                   COALESCE(runs.runs, '[]'::jsonb) AS runs, workers.workers, workers.rate
+            FROM versions v
+            JOIN libraries l ON l.id = v.library_id
+            CROSS JOIN LATERAL (
+                SELECT count(DISTINCT p.id) AS pages, count(d.id) AS chunks, count(d.embedding) AS vectors,
+                       max(p.updated_at) AS last_updated
+                FROM pages p LEFT JOIN documents d ON d.page_id = p.id
+                WHERE p.version_id = v.id
+            ) counts
+            LEFT JOIN LATERAL (
+                SELECT jsonb_agg(to_jsonb(r) ORDER BY r.started_at DESC, r.id DESC) AS runs
+                FROM (SELECT id, mode, started_at, finished_at, stats, outcome, outcome_reason FROM crawl_runs
+                      WHERE version_id = v.id ORDER BY started_at DESC, id DESC LIMIT %(runs)s) r
+            ) runs ON true
+            CROSS JOIN LATERAL (
+                SELECT count(*) AS workers, sum(w.rate) AS rate FROM embed_workers w
+                WHERE w.finished_at IS NULL AND w.updated_at > now() - interval '2 minutes'
+                  AND w.model = v.embedding_model AND (w.version_ids IS NULL OR v.id = ANY(w.version_ids))
+            ) workers
             ORDER BY l.name, v.name
-            """
+            """,
+            {"runs": runs},
         ).fetchall()
+    for v in versions:
+        v["running"] = v["id"] in running
+        v["embedding"] = {"workers": v.pop("workers"), "rate": v.pop("rate")} if v["workers"] else None
+        for run in v["runs"]:
+            for key in ("started_at", "finished_at"):
+                run[key] = datetime.fromisoformat(run[key]) if run[key] else None
+        for i, run in enumerate(v["runs"]):
+            run["state"] = run_state(run, running=v["running"] and i == 0)
+    return versions
+
+
+def run_state(run: dict[str, Any], *, running: bool) -> str:
+    """What a ``crawl_runs`` row amounts to: its ``outcome`` once it ended (``complete``, ``incomplete``,
+    ``vectors_pending``, ``failed``); ``running`` while its version's run lock is held (``running``: the caller
+    checked); otherwise ``interrupted``: its process ended without recording the end (killed, out of memory, the
+    machine went down). Rows recorded before outcomes existed: ``complete`` or ``failed`` by their close reason."""
+    if run.get("finished_at") is not None:
+        if run.get("outcome"):
+            return run["outcome"]
+        reason = (run.get("stats") or {}).get("finish_reason")
+        return "complete" if reason in (None, "finished") else "failed"
+    if run.get("outcome") == "interrupted" or not running:
+        return "interrupted"
+    return "running"
 
 
 def find_pages(conn: psycopg.Connection, url: str) -> list[dict[str, Any]]:
@@ -963,12 +1135,12 @@ def page_chunks(conn: psycopg.Connection, page_id: int) -> list[tuple[str, list[
 
 def crawl_run(conn: psycopg.Connection, run_id: int) -> dict[str, Any] | None:
     """One ``crawl_runs`` row with its version: ``id, version_id, library, version, mode, started_at,
-    finished_at, stats``; ``None`` if there is no such run."""
+    finished_at, stats, outcome, outcome_reason``; ``None`` if there is no such run."""
     with conn.cursor(row_factory=dict_row) as cur:
         return cur.execute(
             """
             SELECT r.id, r.version_id, l.name AS library, v.name AS version, r.mode, r.started_at, r.finished_at,
-                   r.stats
+                   r.stats, r.outcome, r.outcome_reason
             FROM crawl_runs r JOIN versions v ON v.id = r.version_id JOIN libraries l ON l.id = v.library_id
             WHERE r.id = %s
             """,

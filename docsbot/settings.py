@@ -54,8 +54,34 @@ DOCSBOT_EMBEDDING_MODEL_PATH = os.environ.get("DOCSBOT_EMBEDDING_MODEL_PATH", ""
 DOCSBOT_MODELS_DIR = os.environ.get("DOCSBOT_MODELS_DIR", os.path.join(DOCSBOT_DATA_DIR, "models"))
 # Import path of the embedder class (see docsbot.embedding.Embedder).
 DOCSBOT_EMBEDDER = os.environ.get("DOCSBOT_EMBEDDER", "docsbot.embedding.FastEmbedEmbedder")
-# Texts per model call. Chunks of several pages are batched together.
+# Texts per model call (per request with DOCSBOT_EMBEDDING_URL). Chunks of several pages are batched together.
 DOCSBOT_EMBED_BATCH_SIZE = _env_number("DOCSBOT_EMBED_BATCH_SIZE", "32")
+# Where the local model runs: "cpu", or "cuda" / "cuda:N" (onnxruntime's CUDA provider: install fastembed-gpu in
+# place of fastembed). DOCSBOT_EMBED_THREADS: onnxruntime's threads (0: its default, every core).
+DOCSBOT_EMBEDDING_DEVICE = os.environ.get("DOCSBOT_EMBEDDING_DEVICE", "cpu")
+DOCSBOT_EMBED_THREADS = _env_number("DOCSBOT_EMBED_THREADS", "0")
+# An OpenAI-compatible /v1/embeddings endpoint (OpenAI, TEI, vLLM, Ollama, LM Studio, infinity) instead of the
+# local model: its base URL (e.g. http://tei.internal:8080/v1). DOCSBOT_EMBEDDING_MODEL is the model name sent.
+DOCSBOT_EMBEDDING_URL = os.environ.get("DOCSBOT_EMBEDDING_URL", "")
+DOCSBOT_EMBEDDING_API_KEY = os.environ.get("DOCSBOT_EMBEDDING_API_KEY", "")
+DOCSBOT_EMBEDDING_DIM = _env_number("DOCSBOT_EMBEDDING_DIM", "0")  # 0: asked of the server
+DOCSBOT_EMBEDDING_MAX_TOKENS = _env_number("DOCSBOT_EMBEDDING_MAX_TOKENS", "256")  # chunk size is this less context
+DOCSBOT_EMBEDDING_CONCURRENCY = _env_number("DOCSBOT_EMBEDDING_CONCURRENCY", "4")  # requests in flight
+DOCSBOT_EMBEDDING_TIMEOUT = _env_number("DOCSBOT_EMBEDDING_TIMEOUT", "60", float)  # seconds per request
+DOCSBOT_EMBEDDING_RETRIES = _env_number("DOCSBOT_EMBEDDING_RETRIES", "6")  # 408/409/429/5xx, honouring Retry-After
+DOCSBOT_TOKENIZER_PATH = os.environ.get("DOCSBOT_TOKENIZER_PATH", "")  # tokenizer.json sizing chunks for a remote model
+
+# --- Vectors (the embedding queue, docsbot.vectors) ------------------------------------------------------------
+# Pages are stored text first; their chunks without a vector are the queue. A crawl runs one embedding worker of its
+# own, which drains the version's queue before the run ends (the run waits for it, and says so); 0 leaves every
+# vector to `docsbot embed` (the run then ends with exit code 4: its vectors are pending).
+DOCSBOT_CRAWL_EMBED_WORKERS = _env_number("DOCSBOT_CRAWL_EMBED_WORKERS", "1")
+# Chunks per claim (one transaction): about 10 s of the CPU model's work; a refresh replacing one of those pages
+# waits for it at most that long.
+DOCSBOT_EMBED_CLAIM = _env_number("DOCSBOT_EMBED_CLAIM", "256")
+# CPU priority of the model's thread (Linux nice value; its onnxruntime threads inherit it): on a busy machine the
+# crawl, which makes pages searchable, goes first. 0: the process's own priority.
+DOCSBOT_EMBED_NICE = _env_number("DOCSBOT_EMBED_NICE", "10")
 
 # --- Chunking ---------------------------------------------------------------------------------------------
 # Tokens of each embedded text kept for the "title > heading path" context line; a chunk gets the model's token
@@ -94,14 +120,13 @@ AUTOTHROTTLE_TARGET_CONCURRENCY = 8
 # this many asyncio tasks for every callback and errback (each 304 included): 100, the default, cost 0.6 s of
 # an all-304 refresh of 538 pages here.
 CONCURRENT_ITEMS = 4
-# How far the crawl runs ahead of embedding and storage: Scrapy's scraper slot counts the body of every response
+# How far the crawl runs ahead of extraction and storage: Scrapy's scraper slot counts the body of every response
 # from its download until its callback *and the item pipelines of what the callback yielded* are done
 # (scrapy/core/scraper.py: Slot.active_size, at least 1 KiB per response), and the engine starts no new download
 # while that sum exceeds this many bytes. So pages fetched but not yet stored are at most about this many bytes of
-# HTML (whole pages: at most this / 1 KiB + 1), plus the CONCURRENT_REQUESTS downloads already started. Scrapy's
-# default, 5 MB, let a slow embedder fall 148 Python-docs pages behind; 2 MiB is about 20 Python-docs pages
-# (96 KB each), enough to fill the embedder's batches (8 x DOCSBOT_EMBED_BATCH_SIZE texts) and keep the extraction
-# workers busy. Memory per page in flight is a few times its body (text, Markdown, chunks).
+# HTML (whole pages: at most this / 1 KiB + 1), plus the CONCURRENT_REQUESTS downloads already started. 2 MiB is
+# about 20 Python-docs pages (96 KB each), enough to keep the extraction workers busy (embedding no longer holds a
+# page: it is stored text first). Memory per page in flight is a few times its body (text, Markdown, chunks).
 SCRAPER_SLOT_MAX_ACTIVE_SIZE = _env_number("DOCSBOT_MAX_BYTES_IN_FLIGHT", str(2 * 1024 * 1024))
 DOWNLOAD_TIMEOUT = 30
 # Breadth-first: requests leave in the order the spider planned them (the root, then stored pages by depth, then
@@ -162,7 +187,6 @@ DOWNLOADER_MIDDLEWARES = {
 EXTENSIONS = {"docsbot.run.IndexRun": 0}
 ITEM_PIPELINES = {
     "docsbot.pipelines.ChunkPipeline": 300,
-    "docsbot.pipelines.EmbedPipeline": 400,
     "docsbot.pipelines.StorePipeline": 500,
 }
 

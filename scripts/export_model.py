@@ -9,7 +9,8 @@ OUTDIR receives ``model.onnx`` (BERT encoder: inputs ``input_ids``, ``attention_
 shape (batch, seq), int64; output ``last_hidden_state`` of shape (batch, seq, 384), float32), the tokenizer files,
 a ``tokenizer_config.json`` whose ``model_max_length`` is 256 (the length the model was trained with; the
 packaged config says 512), and ``reference.json``: sentence-transformers vectors for a few sentences, so the
-runtime side can check that fastembed reproduces them.
+runtime side can check that fastembed reproduces them, and the size of ``model.onnx`` (``model_bytes``), which
+docsbot checks before a crawl starts.
 
 Exits non-zero if the ONNX graph fails ``onnx.checker`` or if the exported encoder's pooled vectors differ from
 sentence-transformers' (cosine < 0.9999).
@@ -100,8 +101,9 @@ def main(out_dir: Path) -> None:
     config = json.loads((src / "tokenizer_config.json").read_text())
     config["model_max_length"] = MAX_TOKENS
     (out_dir / "tokenizer_config.json").write_text(json.dumps(config, indent=2))
+    # model_bytes: docsbot checks the size before a crawl starts, so a truncated copy fails at once, in one line
     (out_dir / "reference.json").write_text(
-        json.dumps({"sentences": REFERENCE_SENTENCES, "vectors": expected.tolist()})
+        json.dumps({"sentences": REFERENCE_SENTENCES, "vectors": expected.tolist(), "model_bytes": tmp.stat().st_size})
     )
     tmp.replace(out_dir / "model.onnx")  # last: a model dir with model.onnx is complete
     print(f"exported {out_dir / 'model.onnx'} (min cosine vs sentence-transformers {cosine:.6f})")

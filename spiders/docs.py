@@ -16,6 +16,7 @@ The spider's arguments are :class:`docsbot.arguments.CrawlArguments`.
 from __future__ import annotations
 
 import logging
+import typing
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -40,7 +41,8 @@ from docsbot.middlewares import (
     RobotsTxtMiddleware,
     render_meta,
 )
-from docsbot.run import check_components, index_context
+from docsbot.refresh import RootFailed
+from docsbot.run import check_components, count_failure, index_context
 from docsbot.urls import InvalidURL, canonical_url, is_download, page_key
 from docsbot.workers import ExtractionPool, ExtractionWorkerDied
 
@@ -83,6 +85,10 @@ class DocsSpider(scrapy.Spider):
     # --- requests ---
 
     async def start(self) -> AsyncIterator[scrapy.Request]:
+        # A full index embeds for sure: its model is loaded (off the reactor thread) before the first request, so
+        # that a model that cannot load stops the run before anything is fetched. Shutdown works meanwhile.
+        if not await self.context.model_ready():
+            return
         ledger = self.context.ledger
         for request in self._requests([ledger.root_url], -1):
             yield request
@@ -147,9 +153,10 @@ class DocsSpider(scrapy.Spider):
         redirects = response.meta.get("redirect_urls")
         origin = canonical_url(redirects[0]) if redirects else url
         if response.status in context.gone_statuses:
-            if ledger.is_root(origin):
-                self._abort_root(f"{response.status} at {response.url}")
-            page = ledger.stored_page(origin)
+            try:
+                page = ledger.answered_gone(origin, response.status)
+            except RootFailed as exc:
+                self._abort_root(f"{exc.reason} at {response.url}")
             if page is not None:
                 yield PageGone(context.version.id, page.id, page.url, str(response.status))
             return
@@ -172,7 +179,7 @@ class DocsSpider(scrapy.Spider):
                 stats.inc_value("docsbot/skipped/unparseable")
                 logger.warning("not indexing %s: %s", url, exc)
             except ExtractionWorkerDied as exc:  # a crash or a timeout (ExtractionTimeout): kept as stored, failed
-                stats.inc_value("docsbot/failed")
+                count_failure(stats, "extract")
                 logger.warning("keeping %s as it was: %s", url, exc)
         if extracted is None:  # kept as stored; pages reachable only through it are still reached
             page = ledger.stored_page(origin)
@@ -234,23 +241,25 @@ class DocsSpider(scrapy.Spider):
                 page = ledger.not_modified(url)
         elif failure.check(OutOfScope) and redirects:
             logger.info("%s now redirects out of scope to %s", url, request.url)
-            if ledger.is_root(url):
-                self._abort_root(f"redirect out of scope to {request.url}")
-            page = ledger.stored_page(url)
+            try:
+                page = ledger.redirected_out_of_scope(url, request.url)
+            except RootFailed as exc:
+                self._abort_root(exc.reason)
             if page is not None:
                 yield PageGone(self.context.version.id, page.id, page.url, f"redirects out of scope to {request.url}")
             return
         else:
-            self.crawler.stats.inc_value("docsbot/failed")
             reason = failure.getErrorMessage() or failure.type.__name__
-            if ledger.is_root(url):
-                self._abort_root(reason)
+            try:
+                page = ledger.failed(url, reason)
+            except RootFailed as exc:
+                self._abort_root(exc.reason)
+            count_failure(self.crawler.stats, "fetch")
             logger.warning("keeping %s as it was: %s", url, reason)
-            page = ledger.failed(url)
         if page is not None:
             yield from self._requests(page.links, page.depth, source=url)
 
-    def _abort_root(self, reason: str) -> None:
+    def _abort_root(self, reason: str) -> typing.NoReturn:
         logger.error("the root URL %s failed (%s): stopping; nothing is deleted", self.context.ledger.root_url, reason)
         raise CloseSpider("root_failed")
 

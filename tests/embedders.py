@@ -51,11 +51,37 @@ class SlowEmbedder(HashingEmbedder):
 
 
 class BrokenEmbedder(HashingEmbedder):
-    """A model whose files are unusable: every call fails the way FastEmbedEmbedder reports a load error."""
+    """A model whose files are unusable: loading it fails the way FastEmbedEmbedder reports a load error."""
 
     name = "test/broken-384"
+
+    def load(self) -> None:
+        from docsbot.embedding import EmbeddingModelError
+
+        raise EmbeddingModelError("cannot load embedding model 'test/broken-384': model.onnx is truncated")
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        self.load()
+        return super().embed(texts)
+
+
+class FailingEmbedder(HashingEmbedder):
+    """A model that loads, then fails on every text (out of memory, a driver error): what a run meets mid-way."""
+
+    name = "test/hashing-384"  # the hashing embedder's name: a version indexed with it can be refreshed with this
 
     def embed(self, texts: list[str]) -> np.ndarray:
         from docsbot.embedding import EmbeddingModelError
 
-        raise EmbeddingModelError("cannot load embedding model 'test/broken-384': model.onnx is truncated")
+        raise EmbeddingModelError("the embedding model failed: CUDA out of memory")
+
+
+class SlowLoadingEmbedder(HashingEmbedder):
+    """A model that takes ``SLOW_LOAD_SECONDS`` (environment; default 120) to load, in C code as far as Python's
+    signal handling is concerned (a blocking sleep): what a model hub download or a cold disk looks like."""
+
+    name = "test/hashing-384"
+
+    def load(self) -> None:
+        print("loading the embedding model", flush=True)  # the test waits for this line
+        time.sleep(float(os.environ.get("SLOW_LOAD_SECONDS", "120")))

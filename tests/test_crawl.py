@@ -47,15 +47,15 @@ def last_run(db) -> dict:
     return {"mode": mode, **stats}
 
 
-def index(crawl, docsite, **extra):
+def index(crawl, docsite, expect: int = 0, **extra):
     result = crawl(url=f"{docsite.url}/docs/index.html", library="testdocs", version="1.0", **extra)
-    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.returncode == expect, result.stderr[-3000:]
     return result
 
 
-def refresh(crawl, **extra):
+def refresh(crawl, expect: int = 0, **extra):
     result = crawl(library="testdocs", version="1.0", mode="refresh", **extra)
-    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.returncode == expect, result.stderr[-3000:]
     return result
 
 
@@ -132,7 +132,11 @@ def test_refresh_applies_modified_deleted_new_and_failed_pages(crawl, docsite, d
     site.failing["/docs/guide.html"] = 500
     site.hits.clear()
 
-    refresh(crawl)
+    # a page that could not be fetched makes the run incomplete: exit code 3, and one line says what
+    result = refresh(crawl, expect=3)
+    assert "1 page not stored (fetch 1): kept as they were, the next refresh fetches them again (exit code 3)" in (
+        result.stderr
+    )
 
     after_pages, after_chunks = pages(db), chunks(db)
     assert set(after_pages) == DOC_PAGES - {"/docs/deep.html"} | {"/docs/new.html"}
@@ -168,12 +172,14 @@ def test_refresh_applies_modified_deleted_new_and_failed_pages(crawl, docsite, d
 
     run = last_run(db)
     assert (run["modified"], run["new"], run["deleted"], run["failed"], run["unchanged"]) == (1, 1, 1, 1, 2)
+    assert run["failed/fetch"] == 1 and run["exit_code"] == 3
+    assert db.execute("SELECT outcome FROM crawl_runs ORDER BY id DESC LIMIT 1").fetchone()[0] == "incomplete"
 
 
 def test_page_reachable_only_through_an_unchanged_page_is_found(crawl, docsite, db):
     site = docsite.site
-    site.failing["/docs/flaky.html"] = 503  # down during the index: not stored
-    index(crawl, docsite)
+    site.failing["/docs/flaky.html"] = 503  # down during the index: not stored (the run is incomplete: exit 3)
+    index(crawl, docsite, expect=3)
     assert "/docs/flaky.html" not in pages(db)
 
     del site.failing["/docs/flaky.html"]  # back up; guide.html, its only referrer, is unchanged (304)
@@ -252,16 +258,10 @@ def test_a_settings_dict_that_drops_docsbot_components_fails_before_any_request(
     own_only = {"ITEM_PIPELINES": json.dumps({"docsbot.pipelines.ChunkPipeline": 300})}
     no_run = {"EXTENSIONS": json.dumps({"scrapy.extensions.closespider.CloseSpider": 0})}
     reordered = {
-        "ITEM_PIPELINES": json.dumps(
-            {
-                "docsbot.pipelines.ChunkPipeline": 300,
-                "docsbot.pipelines.EmbedPipeline": 600,
-                "docsbot.pipelines.StorePipeline": 500,
-            }
-        )
+        "ITEM_PIPELINES": json.dumps({"docsbot.pipelines.ChunkPipeline": 600, "docsbot.pipelines.StorePipeline": 500})
     }
     for settings, named in (
-        (own_only, "EmbedPipeline is not enabled in ITEM_PIPELINES"),
+        (own_only, "StorePipeline is not enabled in ITEM_PIPELINES"),
         (no_run, "IndexRun is not enabled in EXTENSIONS"),
         (reordered, "ITEM_PIPELINES must run"),
     ):

@@ -52,7 +52,7 @@ def save(database_url, item):
         store = db.PageStore(database_url, 1)
         await store.open()
         try:
-            return await store.save_page(item)
+            return (await store.save_page(item)).id
         finally:
             await store.close()
 
@@ -64,7 +64,8 @@ def test_migrations_are_recorded_and_idempotent(conn):
     applied = [r[0] for r in conn.execute("SELECT version FROM schema_migrations ORDER BY version")]
     assert applied == [version for version, _ in db._migrations()] and applied[:3] == ["0001", "0002", "0003"]
     indexes = {r[0] for r in conn.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'documents'")}
-    assert {"documents_fts_idx", "documents_page_id_idx"} <= indexes
+    assert {"documents_unembedded_idx", "documents_page_id_idx"} <= indexes
+    assert "documents_fts_idx" not in indexes  # unread since BM25 postings; every chunk write paid for it
 
 
 def test_vector_index_is_hnsw_per_dimension_and_used_by_search(conn, database_url):
@@ -99,7 +100,7 @@ def test_a_page_is_written_in_one_transaction(conn, database_url):
     before = conn.execute("SELECT id, content FROM documents ORDER BY id").fetchall()
 
     broken = page_item(version.id, ["replacement"], etag='"v2"', page_id=page_id)
-    broken.chunks[0].embedding = None  # COPY fails after the page row was updated and old chunks deleted
+    broken.chunks[0].content = "a NUL byte \x00 no text column takes"  # COPY fails after the row was updated
     with pytest.raises(psycopg.Error):
         save(database_url, broken)
 
@@ -116,6 +117,47 @@ def test_unchanged_content_writes_validators_only(conn, database_url):
     save(database_url, same)
     assert conn.execute("SELECT id FROM documents").fetchall() == before
     assert conn.execute("SELECT etag FROM pages").fetchone()[0] == '"v2"'
+
+
+def test_a_page_is_stored_text_first_with_the_vectors_stored_for_its_texts(conn, database_url):
+    """Text first: a chunk whose text (embed_hash) has a vector anywhere in the database (here, another version)
+    takes it over in the page's transaction; the others are written without one and wait in the queue."""
+    old, new = make_version(conn, "lib", "1"), make_version(conn, "lib", "2")
+    save(database_url, page_item(old.id, ["unchanged text", "old text"]))
+    item = page_item(new.id, ["unchanged text", "brand new text"])
+    for chunk in item.chunks:
+        chunk.embedding = None  # what the chunk pipeline hands over
+
+    async def go():
+        store = db.PageStore(database_url, 1)
+        await store.open()
+        try:
+            return await store.save_page(item)
+        finally:
+            await store.close()
+
+    saved = asyncio.run(go())
+    assert (saved.reused, saved.waiting) == (1, 1)
+    rows = dict(conn.execute("SELECT content, embedding IS NOT NULL FROM documents WHERE page_id = %s", (saved.id,)))
+    assert rows == {"unchanged text": True, "brand new text": False}
+    old_vector, new_vector = (
+        conn.execute("SELECT embedding FROM documents WHERE content = 'unchanged text' ORDER BY id").fetchall()
+    )
+    assert np.array_equal(old_vector[0].to_numpy(), new_vector[0].to_numpy())
+
+
+def test_read_only_commands_check_the_schema_and_never_migrate(conn, database_url):
+    assert db.has_schema(conn)
+    db.check_schema(conn)  # current: nothing to say
+    last = db._migrations()[-1][0]
+    conn.execute("DELETE FROM schema_migrations WHERE version = %s", (last,))
+    with pytest.raises(db.SchemaBehind, match=f"migrations {last} are not applied.*docsbot db migrate"):
+        db.check_schema(conn)
+    conn.execute("INSERT INTO schema_migrations (version) VALUES (%s)", (last,))
+    with psycopg.connect(database_url, autocommit=True) as other:
+        other.execute("DROP TABLE schema_migrations")
+        with pytest.raises(db.NoSchema, match="nothing is indexed"):
+            db.check_schema(other)
 
 
 def test_vectors_of_two_models_are_never_mixed(conn):

@@ -309,7 +309,7 @@ def test_database_stopped_and_restarted_mid_crawl_counts_failures_and_the_next_r
         dropped = [line for line in stderr.splitlines() if "WARNING: Dropped " in line]
         assert len(dropped) == N - stored
         assert all("not stored: storing http" in line and len(line) < 600 for line in dropped), dropped[:3]
-        assert "fetched page(s) could not be stored" in stderr
+        assert f"{N - stored} pages not stored (store {N - stored})" in stderr
 
         result = subprocess.run(  # the database is healthy again: default pool timeout and retries
             [sys.executable, "-m", "scrapy", "crawl", "docs", "-a", "library=testdocs", "-a", "version=1.0"],
@@ -368,8 +368,8 @@ def test_sigkill_in_the_middle_of_a_full_index_then_a_refresh_equals_a_clean_ful
 def test_transient_http_failures_in_a_full_index_are_counted_and_the_next_refresh_stores_the_pages(crawl, db):
     """Proves: during a full index, a 429 whose Retry-After asks for 2 s is retried after that pause and the page
     stored; a 500, a 429 asking for an hour (beyond DOCSBOT_RETRY_AFTER_MAX: not waited for, one request) and a
-    timeout lose nothing silently: each page is counted failed (the run still finishes, exit 0: nothing was
-    fetched, so nothing is left unstored), and the next refresh, with the server healthy, stores them."""
+    timeout lose nothing silently: each page is counted failed and the run exits 3 (incomplete: it finished, but
+    not every page it asked for is stored), and the next refresh, with the server healthy, stores them."""
     site = fault_site(7)
     site.failing["/docs/p0.html"] = 500
     site.throttled["/docs/p1.html"] = 3600
@@ -379,10 +379,11 @@ def test_transient_http_failures_in_a_full_index_are_counted_and_the_next_refres
         result = crawl(
             url=f"{server.url}/docs/index.html", library="testdocs", version="1.0", settings={"DOWNLOAD_TIMEOUT": "1"}
         )
-        assert result.returncode == 0, result.stderr[-3000:]
+        assert result.returncode == 3, result.stderr[-3000:]
+        assert "3 pages not stored (fetch 3)" in result.stderr
         assert set(pages(db)) == {"/docs/index.html"} | {f"/docs/p{i}.html" for i in range(3, 7)}
         run = last_run(db)
-        assert run["failed"] == 3 and run.get("failed/store", 0) == 0
+        assert run["failed"] == run["failed/fetch"] == 3 and run.get("failed/store", 0) == 0
         assert run["retry_after/too_long"] == 1 and run["retry_after/waited"] >= 1
         assert [h.status for h in site.hits_for("/docs/p1.html")] == [429]
         p6 = [h.status for h in site.hits_for("/docs/p6.html")]

@@ -22,7 +22,7 @@ LAYERS = (
         independent=True,
     ),  # Scrapy components
     "docsbot.run",  # the run extension
-    "docsbot.search",
+    grimp.Layer("docsbot.search", "docsbot.vectors", independent=True),
     "docsbot.db",
     "docsbot.embedded_pg",
     "docsbot.arguments",

@@ -295,3 +295,107 @@ def test_a_page_extracted_by_an_older_version_is_fetched_without_validators_and_
     assert ledger.validators_for("http://h/docs/guide.html") is None
     # Without an extractor version (a caller that does not care), nothing is outdated.
     assert not RefreshLedger(ROOT, [old]).outdated(old)
+
+
+# --- the answers that stop a run, and the unchanged gate ------------------------------------------------------
+
+
+def test_the_root_answering_gone_failing_or_leaving_the_scope_stops_the_run():
+    from docsbot.refresh import RootFailed
+
+    ledger = RefreshLedger(ROOT, site())
+    for decide in (
+        lambda: ledger.answered_gone(ROOT, 404),
+        lambda: ledger.failed(ROOT, "500 Internal Server Error"),
+        lambda: ledger.redirected_out_of_scope(ROOT, "http://elsewhere/"),
+    ):
+        with pytest.raises(RootFailed):
+            decide()
+    assert ledger.answered_gone("http://h/docs/deep.html", 410).id == 4  # a stored page goes
+    assert ledger.answered_gone("http://h/docs/never.html", 404) is None  # a broken link: nothing to delete
+    assert ledger.failed("http://h/docs/api.html", "timeout").id == 3  # kept; its stored links are followed
+
+
+def test_only_a_refresh_skips_the_chunks_of_a_page_whose_content_is_unchanged():
+    refresh, full = RefreshLedger(ROOT, site()), RefreshLedger(ROOT, site(), refresh=False)
+    assert refresh.content_unchanged(2, "h", "h")
+    assert not refresh.content_unchanged(2, "h", "other")  # changed
+    assert not refresh.content_unchanged(None, "h", "h")  # a new page
+    assert not refresh.content_unchanged(2, None, "h")  # an older extraction's page is stored again
+    assert not full.content_unchanged(2, "h", "h")  # -a mode=full re-chunks everything
+
+
+@pytest.mark.parametrize(
+    ("values", "codes"), [(["404", "410"], {404, 410}), ([403, 404, 410], {403, 404, 410}), (["410"], {410})]
+)
+def test_gone_statuses(values, codes):
+    from docsbot.refresh import parse_gone_statuses
+
+    assert parse_gone_statuses(values) == codes
+
+
+@pytest.mark.parametrize("values", [[], ["x"], [500], [404, 429], [408], [301], [None]])
+def test_gone_statuses_never_include_a_server_error_a_timeout_or_throttling(values):
+    from docsbot.refresh import parse_gone_statuses
+
+    with pytest.raises(ValueError, match="DOCSBOT_GONE_STATUSES"):
+        parse_gone_statuses(values)
+
+
+# --- the outcome of a run, case by case -----------------------------------------------------------------------
+
+
+def outcome(counts=None, **kwargs):
+    from docsbot.refresh import run_outcome
+
+    kwargs.setdefault("mode", "refresh")
+    kwargs.setdefault("crawl_completed", True)
+    return run_outcome(counts or {"unchanged": 5}, **kwargs)
+
+
+def test_a_run_that_stored_or_confirmed_everything_is_complete():
+    result = outcome({"unchanged": 3, "modified": 1, "new": 1, "gone": 1})
+    assert (result.state, result.exit_code, result.reason) == ("complete", 0, "")
+    result = outcome({"new": 5, "skipped/not_html": 2}, mode="full")  # skipped by rule: still complete
+    assert (result.state, result.exit_code, result.reason) == ("complete", 0, "")
+
+
+@pytest.mark.parametrize("reason", ["root_failed", "shutdown", "embedding_model_error", "database_unavailable"])
+def test_a_run_that_did_not_finish_failed_whatever_it_stored(reason):
+    result = outcome({"new": 40}, crawl_completed=False, stop_reason=reason, mode="full")
+    assert (result.state, result.exit_code) == ("failed", 1)
+    assert reason in result.reason and "nothing deleted" in result.reason
+
+
+def test_a_full_index_that_stored_nothing_failed_and_says_what_the_server_answered():
+    result = outcome({"skipped/not_html": 1, "failed/fetch": 1}, mode="full", responses={"200": 1, "500": 3})
+    assert (result.state, result.exit_code) == ("failed", 1)
+    assert "200: 1, 500: 3" in result.reason and "skipped/not_html: 1" in result.reason
+    assert outcome({}, mode="refresh").exit_code == 0  # a refresh of pages that all answered 304 elsewhere
+
+
+@pytest.mark.parametrize("kind", ["fetch", "extract", "store", "error", "dropped"])
+def test_any_failed_page_makes_the_run_incomplete_and_names_its_kind(kind):
+    result = outcome({"unchanged": 9, f"failed/{kind}": 2})
+    assert (result.state, result.exit_code) == ("incomplete", 3)
+    assert result.reason.startswith(f"2 pages not stored ({kind} 2)")
+
+
+def test_failures_of_several_kinds_are_counted_together():
+    result = outcome({"new": 3, "failed/fetch": 1, "failed/store": 2}, mode="full")
+    assert result.exit_code == 3 and result.reason.startswith("3 pages not stored (fetch 1, store 2)")
+
+
+def test_a_bookkeeping_step_that_could_not_be_written_makes_the_run_incomplete():
+    result = outcome(problems=["deletions not applied: database unavailable"])
+    assert (result.state, result.exit_code) == ("incomplete", 3)
+    assert result.reason == "deletions not applied: database unavailable"
+
+
+def test_missing_vectors_are_pending_unless_pages_failed_too():
+    pending = outcome(vectors_waiting=12, vectors_note="stopped while embedding")
+    assert (pending.state, pending.exit_code) == ("vectors_pending", 4)
+    assert "12 chunks still wait for a vector (stopped while embedding)" in pending.reason
+    both = outcome({"unchanged": 1, "failed/fetch": 1}, vectors_waiting=12)
+    assert (both.state, both.exit_code) == ("incomplete", 3)  # failed pages come first
+    assert outcome(vectors_waiting=12, crawl_completed=False).exit_code == 1

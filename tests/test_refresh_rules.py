@@ -185,13 +185,14 @@ def test_server_errors_keep_the_page_exactly_as_it_was(crawl, docsite, db, statu
     site.failing["/docs/api.html"] = status
     site.delete("/docs/deep.html")  # a real deletion in the same run still happens
     site.hits.clear()
-    refresh(crawl)
+    refresh(crawl, expect=3)  # the page is kept, and counted: the run is incomplete
     after_pages, after_chunks = pages(db), chunks(db)
     assert after_pages["/docs/api.html"] == before[0]["/docs/api.html"]
     assert after_chunks["/docs/api.html"] == before[1]["/docs/api.html"]
     assert "/docs/deep.html" not in after_pages
     assert len(site.hits_for("/docs/api.html")) == 3  # Scrapy's retries: RETRY_TIMES=2
-    assert last_run(db)["failed"] == 1
+    run = last_run(db)
+    assert run["failed"] == run["failed/fetch"] == 1 and run["deleted"] == 1
 
 
 def test_a_timeout_keeps_the_page(crawl, docsite, db):
@@ -200,9 +201,9 @@ def test_a_timeout_keeps_the_page(crawl, docsite, db):
     before = pages(db)["/docs/api.html"], chunks(db)["/docs/api.html"]
     site.slow["/docs/api.html"] = 3
     result = crawl(library="testdocs", version="1.0", mode="refresh", settings={"DOWNLOAD_TIMEOUT": "1"})
-    assert result.returncode == 0
+    assert result.returncode == 3
     assert (pages(db)["/docs/api.html"], chunks(db)["/docs/api.html"]) == before
-    assert last_run(db)["failed"] == 1
+    assert last_run(db)["failed/fetch"] == 1
 
 
 def test_a_dead_root_aborts_the_refresh_and_deletes_nothing(crawl, docsite, db):
@@ -321,7 +322,7 @@ def test_non_html_and_oversized_pages_are_skipped_with_a_reason(crawl, docsite, 
         version="1.0",
         env={"DOCSBOT_MAX_PAGE_BYTES": "100000"},
     )
-    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.returncode == 3, result.stderr[-2000:]  # the oversized page is not stored: incomplete
     stored = pages(db)
     assert not {"/docs/manual.pdf", "/docs/changes", "/docs/huge.html", "/docs/empty.html"} & set(stored)
     # a link to a file type Scrapy's link extractors ignore (scrapy.linkextractors.IGNORED_EXTENSIONS) is not fetched
@@ -330,7 +331,7 @@ def test_non_html_and_oversized_pages_are_skipped_with_a_reason(crawl, docsite, 
     broken = "".join(c for _, c in chunks(db)["/docs/broken.html"])  # malformed HTML is still indexed
     assert "# Broken" in broken and "Unclosed" in broken and "cell" in broken
     run = last_run(db)
-    assert run["skipped/not_html"] == 1 and run["skipped/unparseable"] == 1 and run["failed"] == 1
+    assert run["skipped/not_html"] == 1 and run["skipped/unparseable"] == 1 and run["failed/fetch"] == 1
 
 
 def test_robots_txt_disallow_keeps_the_page(crawl, docsite, db):
@@ -342,10 +343,10 @@ def test_robots_txt_disallow_keeps_the_page(crawl, docsite, db):
     # unchecked; docsbot.middlewares.RobotsTxtMiddleware fixes that.)
     site.slow["/robots.txt"] = 1
     site.hits.clear()
-    refresh(crawl)
+    refresh(crawl, expect=3)  # kept as they were, not refreshed: counted failed
     assert pages(db) == before
     assert site.hits_for("/docs/api.html") == [] and site.hits_for("/docs/flaky.html") == []
-    assert last_run(db)["failed"] == 2
+    assert last_run(db)["failed/fetch"] == 2
 
 
 def test_the_database_password_never_shows(crawl, docsite, db, database_url):

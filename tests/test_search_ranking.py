@@ -24,7 +24,7 @@ def save(database_url, items):
         store = db.PageStore(database_url, 1)
         await store.open()
         try:
-            return [await store.save_page(item) for item in items]
+            return [(await store.save_page(item)).id for item in items]
         finally:
             await store.close()
 
@@ -138,7 +138,7 @@ def test_bm25_statistics_are_refreshed_at_the_end_of_a_run(conn, database_url, v
         store = db.PageStore(database_url, 1)
         await store.open()
         try:
-            await store.finish_run(await store.start_run(version.id, "full"), {})
+            await store.finish_run(await store.start_run(version.id, "full"), {}, "complete", "")
         finally:
             await store.close()
 

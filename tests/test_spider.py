@@ -32,7 +32,7 @@ def test_max_pages_truncation_stores_what_it_reached_and_prunes_no_orphan(crawl,
     assert len([h for h in docsite.site.hits if h.path != "/robots.txt" and h.status == 304]) == 2
 
 
-def test_a_model_that_cannot_embed_stops_the_run_and_writes_no_page(crawl, docsite, db):
+def test_a_model_that_cannot_load_stops_a_full_index_before_its_first_request(crawl, docsite, db):
     result = crawl(
         url=f"{docsite.url}/docs/index.html",
         library="testdocs",
@@ -40,12 +40,29 @@ def test_a_model_that_cannot_embed_stops_the_run_and_writes_no_page(crawl, docsi
         embedder="tests.embedders.BrokenEmbedder",
     )
     assert result.returncode == 1
-    assert "embedding model" in result.stderr and "Traceback" not in result.stderr
+    assert "cannot load embedding model 'test/broken-384': model.onnx is truncated" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert docsite.site.hits == []  # not even robots.txt
     assert pages(db) == {}
-    assert db.execute("SELECT count(*) FROM documents").fetchone()[0] == 0
     run = last_run(db)
-    assert run["finish_reason"] == "embedding_model_error"
-    assert run["failed"] >= 1 and run["failed"] == run["failed/embed"]  # fetched, not stored: counted, not lost
+    assert run["finish_reason"] == "embedding_model_error" and run["exit_code"] == 1
+    assert db.execute("SELECT outcome FROM crawl_runs").fetchone()[0] == "failed"
+
+
+def test_a_model_that_fails_mid_run_leaves_the_pages_searchable_and_their_vectors_pending(crawl, docsite, db):
+    index(crawl, docsite)
+    docsite.site.put("/docs/api.html", html_page("API reference", "<p>A new text nobody embedded yet.</p>"))
+    result = crawl(library="testdocs", version="1.0", mode="refresh", embedder="tests.embedders.FailingEmbedder")
+    assert result.returncode == 4, result.stderr[-3000:]  # every page stored; vectors pending
+    assert "CUDA out of memory" in result.stderr and "docsbot embed" in result.stderr
+    assert "A new text nobody embedded yet." in "\n".join(c for _, c in chunks(db)["/docs/api.html"])
+    waiting = db.execute("SELECT count(*) FROM documents WHERE embedding IS NULL").fetchone()[0]
+    run = last_run(db)
+    assert waiting >= 1 and run["vectors_waiting"] == waiting and run["modified"] == 1
+    (outcome, reason) = db.execute("SELECT outcome, outcome_reason FROM crawl_runs ORDER BY id DESC").fetchone()
+    assert outcome == "vectors_pending" and "CUDA out of memory" in reason
+    assert refresh(crawl).returncode == 0  # the next run's worker takes them
+    assert db.execute("SELECT count(*) FROM documents WHERE embedding IS NULL").fetchone()[0] == 0
 
 
 def _sitemap(urls: list[str]) -> str:
@@ -140,9 +157,9 @@ def test_a_403_keeps_the_page_unless_the_site_says_403_means_gone(crawl, docsite
     assert "/docs/sub/index.html" in pages(db)  # stored under the redirect's final URL, ".../sub/"
     del site.pages["/docs/sub/index.html"]
     site.failing["/docs/sub/index.html"] = 403  # the test server maps "sub/" to "sub/index.html"
-    refresh(crawl)
+    refresh(crawl, expect=3)  # kept, and counted failed: the run is incomplete
     assert "/docs/sub/index.html" in pages(db)
-    assert last_run(db)["failed"] >= 1
+    assert last_run(db)["failed/fetch"] >= 1
     refresh(crawl, settings={"DOCSBOT_GONE_STATUSES": "403,404,410"})
     assert "/docs/sub/index.html" not in pages(db)
     assert last_run(db)["deleted"] == 1
