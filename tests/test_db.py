@@ -140,9 +140,9 @@ def test_a_page_is_stored_text_first_with_the_vectors_stored_for_its_texts(conn,
     assert (saved.reused, saved.waiting) == (1, 1)
     rows = dict(conn.execute("SELECT content, embedding IS NOT NULL FROM documents WHERE page_id = %s", (saved.id,)))
     assert rows == {"unchanged text": True, "brand new text": False}
-    old_vector, new_vector = (
-        conn.execute("SELECT embedding FROM documents WHERE content = 'unchanged text' ORDER BY id").fetchall()
-    )
+    old_vector, new_vector = conn.execute(
+        "SELECT embedding FROM documents WHERE content = 'unchanged text' ORDER BY id"
+    ).fetchall()
     assert np.array_equal(old_vector[0].to_numpy(), new_vector[0].to_numpy())
 
 
