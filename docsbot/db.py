@@ -13,7 +13,7 @@ import random
 import re
 import sys
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from importlib.resources import files
 from pathlib import Path
@@ -108,11 +108,6 @@ class RetryPolicy:
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> RetryPolicy:
         return cls(settings.getint("DOCSBOT_DB_RETRIES", 4), settings.getfloat("DOCSBOT_DB_RETRY_DELAY", 0.5))
-
-    def patient(self) -> RetryPolicy:
-        """For the run's own bookkeeping (done once, at its start or end): at least 8 retries from 1 s, about a
-        minute in all, so that a database restart does not cost the run its record."""
-        return replace(self, retries=max(self.retries, 8), delay=max(self.delay, 1.0))
 
     def waits(self) -> list[float]:
         """Seconds to wait before each retry (jittered)."""
@@ -440,7 +435,7 @@ class PageStore:
     Every page is written in one transaction: page row with its validators, and its chunks replaced, text first
     (a chunk takes over the vector stored for its text, if any; otherwise it waits in the embedding queue,
     :mod:`docsbot.vectors`). A crash at any point leaves the page as it was before or fully updated. Every
-    operation is retried alike (:class:`RetryPolicy`; the run's own bookkeeping patiently) and raises
+    operation is retried alike, by one :class:`RetryPolicy`, and raises
     :class:`StoreUnavailable` when it still fails.
     """
 
@@ -488,15 +483,14 @@ class PageStore:
     def pool(self) -> AsyncConnectionPool:
         return self._pool
 
-    async def _retrying(self, what: str, operation: Callable[[], Awaitable[Any]], *, patient: bool = False) -> Any:
-        """Run ``operation`` (one transaction at most) by the store's :class:`RetryPolicy` (``patient``: the run's
-        own bookkeeping). Each attempt is its own transaction, so a failed attempt wrote nothing; every operation
+    async def _retrying(self, what: str, operation: Callable[[], Awaitable[Any]]) -> Any:
+        """Run ``operation`` (one transaction at most) by the store's :class:`RetryPolicy`. Each attempt is its own transaction, so a failed attempt wrote nothing; every operation
         retried here is idempotent (an upsert keyed by URL or page id, then its chunks replaced; a delete by id;
         an update of a run's row), so an attempt whose COMMIT was lost in transit is harmless to repeat. At most
         ``pool_size`` operations run at once; the others wait for their turn (no time limit) before their attempt
         starts. Raises :class:`StoreUnavailable` once the retries are spent; a closed pool (``PoolClosed``: the
         run is shutting down) is not retried."""
-        waits = (self.retry.patient() if patient else self.retry).waits()
+        waits = self.retry.waits()
         for attempt in range(len(waits) + 1):
             try:
                 async with self._turns:
@@ -517,7 +511,7 @@ class PageStore:
         await self._pool.close()
 
     async def stored_pages(self, version_id: int) -> dict[str, StoredPage]:
-        """Every stored page of the version, keyed by URL. Retried patiently; raises :class:`StoreUnavailable`.
+        """Every stored page of the version, keyed by URL. Retried; raises :class:`StoreUnavailable`.
 
         A refresh holds these for the whole run. A page's links are mostly URLs other pages link too, so every URL
         is kept once (``sys.intern``): memory grows with the number of distinct URLs plus 8 bytes per link, not
@@ -545,7 +539,7 @@ class PageStore:
                     )
             return stored
 
-        return await self._retrying("loading the stored pages", load, patient=True)
+        return await self._retrying("loading the stored pages", load)
 
     async def save_page(self, item: PageItem) -> SavedPage:
         """Upsert the page and, if its content changed, replace its chunks (COPY BINARY), text first: a chunk whose
@@ -630,7 +624,7 @@ class PageStore:
                 )
 
     async def delete_pages(self, page_ids: list[int]) -> int:
-        """Delete pages in one transaction; their chunks go by ``ON DELETE CASCADE``. Retried patiently; returns
+        """Delete pages in one transaction; their chunks go by ``ON DELETE CASCADE``. Retried; returns
         the rows deleted; raises :class:`StoreUnavailable`."""
         if not page_ids:
             return 0
@@ -640,7 +634,7 @@ class PageStore:
                 cur = await conn.execute("DELETE FROM pages WHERE id = ANY(%s)", (page_ids,))
                 return cur.rowcount
 
-        return await self._retrying(f"deleting {len(page_ids)} pages", delete, patient=True)
+        return await self._retrying(f"deleting {len(page_ids)} pages", delete)
 
     async def mark_checked(self, run_id: int, page_ids: list[int]) -> None:
         """Record that ``page_ids`` answered 200/304 in run ``run_id`` (one statement, at the end of a run)."""
@@ -654,12 +648,12 @@ class PageStore:
                     (run_id, page_ids),
                 )
 
-        await self._retrying("marking checked pages", mark, patient=True)
+        await self._retrying("marking checked pages", mark)
 
     async def start_run(self, version_id: int, mode: str) -> int:
         """Record a new run of the version (its ``crawl_runs`` row) and return its id. The caller holds the
         version's run lock, so an earlier run of the version still without an end died before it could record
-        one: it is marked ``interrupted`` in the same transaction. Retried patiently."""
+        one: it is marked ``interrupted`` in the same transaction. Retried."""
 
         async def start() -> int:
             async with self._pool.connection() as conn, conn.transaction():
@@ -670,19 +664,19 @@ class PageStore:
                 (run_id,) = await cur.fetchone()
                 return run_id
 
-        return await self._retrying("recording the start of the run", start, patient=True)
+        return await self._retrying("recording the start of the run", start)
 
     async def refresh_lexical_stats(self, version_id: int) -> None:
-        """Recompute the version's BM25 collection statistics (see :func:`search`). Retried patiently."""
+        """Recompute the version's BM25 collection statistics (see :func:`search`). Retried."""
 
         async def refresh() -> None:
             async with self._pool.connection() as conn:
                 await conn.execute(_REFRESH_STATS, {"version": version_id})
 
-        await self._retrying("refreshing the search statistics", refresh, patient=True)
+        await self._retrying("refreshing the search statistics", refresh)
 
     async def vectors_waiting(self, version_id: int) -> int:
-        """Chunks of the version still without a vector (the version's embedding queue). Retried patiently."""
+        """Chunks of the version still without a vector (the version's embedding queue). Retried."""
 
         async def count() -> int:
             async with self._pool.connection() as conn:
@@ -693,12 +687,12 @@ class PageStore:
                 )
                 return (await cur.fetchone())[0]
 
-        return await self._retrying("counting the chunks without a vector", count, patient=True)
+        return await self._retrying("counting the chunks without a vector", count)
 
     async def finish_run(self, run_id: int, stats: dict[str, Any], outcome: str, reason: str) -> None:
         """Close the run's record: its end, stats and outcome (:func:`docsbot.refresh.run_outcome`), and refresh
-        its version's BM25 statistics; retried patiently (the run's outcome must not be lost to a busy pool or a
-        restarting server); raises :class:`StoreUnavailable`."""
+        its version's BM25 statistics; retried (a busy pool or a restarting server
+        does not cost the run its record); raises :class:`StoreUnavailable`."""
 
         async def finish() -> None:
             async with self._pool.connection() as conn, conn.transaction():
@@ -710,7 +704,7 @@ class PageStore:
                 (version_id,) = await cur.fetchone()
                 await conn.execute(_REFRESH_STATS, {"version": version_id})
 
-        await self._retrying("recording the end of the run", finish, patient=True)
+        await self._retrying("recording the end of the run", finish)
 
 
 # A vector stored for each text key (one index probe per key; NULL when none is stored).

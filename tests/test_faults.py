@@ -34,6 +34,7 @@ from tests.docsite import DocSite, DocSiteServer, html_page
 from tests.test_crawl import last_run, pages, server_path
 
 SECTIONS = 3
+HOOKS = Path(__file__).parent / "faulthooks"  # sitecustomize.py: extraction faults for every interpreter of a crawl
 
 MIGRATE = """
 import sys, time
@@ -224,13 +225,12 @@ def test_a_full_index_with_both_cores_saturated_stores_every_page(crawl, db):
     print(f"store attempts retried under load: {retried}")
 
 
-def test_a_slow_embedder_holds_the_crawl_within_the_bytes_in_flight_bound(crawl, db):
-    """Proves: when embedding is slower than downloading, the crawl stops fetching once the pages fetched but not
-    yet stored reach the bound docsbot sets (``SCRAPER_SLOT_MAX_ACTIVE_SIZE`` bytes of response bodies, item
-    pipelines included, plus the downloads already started): never more than that many pages are held in memory.
-    Measured from outside: when the server sent each page against when its row was written. With Scrapy's own
-    default (5 MB) this site of 128 KiB pages runs 54 pages ahead; the bound is 31. (Seen: 148 pages fetched
-    against 7 stored.)"""
+def test_slow_extraction_holds_the_crawl_within_the_bytes_in_flight_bound(crawl, db):
+    """Proves: when extraction and storage are slower than downloading, the crawl stops fetching once the pages
+    fetched but not yet stored reach the bound docsbot sets (``SCRAPER_SLOT_MAX_ACTIVE_SIZE`` bytes of response
+    bodies, item pipelines included, plus the downloads already started): never more than that many pages are
+    held in memory. Measured from outside: when the server sent each page against when its row was written. With
+    Scrapy's own default (5 MB) this site of 128 KiB pages runs 54 pages ahead; the bound is 31."""
     from docsbot.settings import CONCURRENT_REQUESTS, SCRAPER_SLOT_MAX_ACTIVE_SIZE
 
     n = 80
@@ -247,8 +247,7 @@ def test_a_slow_embedder_holds_the_crawl_within_the_bytes_in_flight_bound(crawl,
             url=f"{server.url}/docs/index.html",
             library="testdocs",
             version="1.0",
-            embedder="tests.embedders.SlowEmbedder",
-            env={"SLOW_EMBEDDER_SECONDS_PER_TEXT": "0.03"},
+            env={"PYTHONPATH": f"{HOOKS}:{ROOT}", "DOCSBOT_TEST_EXTRACT_FAULTS": "slow:0.15"},
         )
     assert result.returncode == 0, result.stderr[-3000:]
     fetched = sorted(h.at for h in site.hits if h.path.startswith("/docs/p") and h.status == 200)
@@ -260,7 +259,40 @@ def test_a_slow_embedder_holds_the_crawl_within_the_bytes_in_flight_bound(crawl,
     ahead = max(i + 1 - bisect.bisect_right(stored, at) for i, at in enumerate(fetched))
     print(f"pages fetched but not stored, at most: {ahead} (bound {bound})")
     assert ahead <= bound, (ahead, bound)
-    assert ahead >= 8, "the embedder was not what the crawl waited for: the bound was not exercised"
+    assert ahead >= 8, "extraction was not what the crawl waited for: the bound was not exercised"
+
+
+def test_a_slow_embedder_does_not_hold_the_crawl_pages_are_searchable_before_their_vectors(database_url, db, tmp_path):
+    """Proves text first: with a model far slower than the crawl (0.15 s per text here, 40 pages of 4 chunks),
+    every page is stored, and searchable by its text, while most of its chunks still wait for a vector; the run
+    then waits for its worker to give every chunk its vector, says so, and ends complete."""
+    site = fault_site(40)
+    env = docsbot_env(database_url, tmp_path, DOCSBOT_EMBEDDER="tests.embedders.SlowEmbedder",
+                      SLOW_EMBEDDER_SECONDS_PER_TEXT="0.15")  # fmt: skip
+    log = tmp_path / "index.log"
+    with DocSiteServer(site) as server:
+        proc = start_crawl(env, f"url={server.url}/docs/index.html", "library=testdocs", "version=1.0", log=log)
+        try:
+            wait_for(lambda: stored_count(database_url) == 40, timeout=120)
+            waiting_when_stored = db.execute("SELECT count(*) FROM documents WHERE embedding IS NULL").fetchone()[0]
+            search = subprocess.run(
+                [sys.executable, "-m", "docsbot.cli", "search", "Paragraph 2 of page 37", "--json", "-k", "1"],
+                cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+            )  # fmt: skip
+            code = proc.wait(timeout=300)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    stderr = log.read_text()
+    assert code == 0, stderr[-3000:]
+    total = db.execute("SELECT count(*) FROM documents").fetchone()[0]
+    assert waiting_when_stored > total // 2, (waiting_when_stored, total)  # the crawl did not wait for the model
+    assert search.returncode == 0 and json.loads(search.stdout.splitlines()[0])["url"].endswith("/docs/p37.html")
+    assert db.execute("SELECT count(*) FROM documents WHERE embedding IS NULL").fetchone()[0] == 0
+    assert "every page stored and searchable by text" in stderr and "vectors complete" in stderr
+    run = last_run(db)
+    assert run["searchable_seconds"] < run["elapsed_seconds"] and run["vectors_waiting"] == 0
+    assert run["chunks_embedded"] == run["chunks_queued"] == total
 
 
 # --- the database goes away ---------------------------------------------------------------------------------------
@@ -292,7 +324,7 @@ def test_database_stopped_and_restarted_mid_crawl_counts_failures_and_the_next_r
         try:
             wait_for(lambda: stored_count(url) >= 6)
             private_pg._stop()  # pg_ctl stop (fast): sessions are cut, new connections refused
-            time.sleep(8)  # far longer than a page may wait: reuse lookup and store, about 0.5 s each
+            wait_for(lambda: log.read_text().count("WARNING: Dropped ") >= 2)  # pages gave up: down long enough
             private_pg.ensure_postgres_running()
             code = proc.wait(timeout=180)
         finally:
@@ -520,3 +552,244 @@ def test_a_refresh_against_a_slow_server_queues_stored_pages_as_the_downloader_f
     assert last_run(db)["unchanged"] == 61
     held = int(re.search(r"'probe/scheduler_max': (\d+)", result.stderr).group(1))
     assert held <= 4, held  # 55 before: every seed queued while the first four downloads waited on the server
+
+
+# --- docsbot's own parts fail -------------------------------------------------------------------------------------
+
+
+def test_an_extraction_worker_killed_and_an_extraction_that_hangs_fail_their_pages_and_the_next_refresh_stores_them(
+    crawl, db
+):
+    """Proves: a worker process that dies while it extracts a page (a crash in a C library, the OOM killer) and
+    an extraction that never returns (stopped after DOCSBOT_EXTRACT_TIMEOUT) each fail their page, counted as
+    failed/extract; every other page is stored; the run exits 3 (incomplete) and says so in one line; the next
+    refresh, with extraction healthy, stores both pages."""
+    site = fault_site(8)
+    faults = {"PYTHONPATH": f"{HOOKS}:{ROOT}", "DOCSBOT_TEST_EXTRACT_FAULTS": "crash:/docs/p3.html,hang:/docs/p5.html"}
+    with DocSiteServer(site) as server:
+        result = crawl(
+            url=f"{server.url}/docs/index.html",
+            library="testdocs",
+            version="1.0",
+            env={**faults, "DOCSBOT_EXTRACT_TIMEOUT": "3"},
+        )
+        assert result.returncode == 3, result.stderr[-3000:]
+        assert "2 pages not stored (extract 2)" in result.stderr
+        assert set(pages(db)) == {"/docs/index.html"} | {f"/docs/p{i}.html" for i in (0, 1, 2, 4, 6, 7)}
+        run = last_run(db)
+        assert run["failed"] == run["failed/extract"] == 2 and run["extract/worker_died"] >= 1
+        assert run["extract/timeout"] == 1
+        result = crawl(library="testdocs", version="1.0", mode="refresh")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert assert_every_page_whole(db, site) == 8
+    assert last_run(db)["new"] == 2
+
+
+def waiting_on_lock(url: str, statement: str) -> bool:
+    """Whether a backend of the database at ``url`` waits for a lock while running ``statement``… ."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        return conn.execute(
+            "SELECT count(*) > 0 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE %s",
+            (statement + "%",),
+        ).fetchone()[0]
+
+
+def held_lock(url: str, query: str, *params: object) -> psycopg.Connection:
+    """A connection holding the row locks ``query`` takes (its transaction left open): the crawl's statement on
+    those rows waits until the connection ends, which lets a test strike at that exact step."""
+    conn = psycopg.connect(url)
+    conn.execute(query, params)
+    return conn
+
+
+def indexed_fault_site(url: str, tmp_path: Path, env: dict[str, str]) -> tuple[DocSite, DocSiteServer]:
+    site = fault_site(6)
+    server = DocSiteServer(site).__enter__()
+    result = subprocess.run(
+        [sys.executable, "-m", "scrapy", "crawl", "docs", "-a", f"url={server.url}/docs/index.html",
+         "-a", "library=testdocs", "-a", "version=1.0"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    return site, server
+
+
+def restart(server) -> None:
+    server._stop()  # noqa: SLF001 - pg_ctl stop (fast): every session is cut, the crawl's and the test's
+    server.ensure_postgres_running()
+
+
+@pytest.mark.parametrize("step", ["deletions", "finish_run"])
+def test_postgres_restarted_during_the_end_of_a_run_the_run_retries_and_finishes(private_pg, tmp_path, step):
+    """Proves: PostgreSQL restarting while a refresh applies its deletions, or while it records its end
+    (``finish_run``), costs nothing: the step is retried after the restart, the deletion is applied, the run's
+    row is finished as complete and the exit code is 0. The test holds a row lock so that the crawl's statement is
+    waiting at that very step when the server goes down."""
+    url = private_pg.get_uri()
+    env = docsbot_env(url, tmp_path, DOCSBOT_DB_RETRIES="6")
+    site, server = indexed_fault_site(url, tmp_path, env)
+    try:
+        site.delete("/docs/p2.html")
+        with psycopg.connect(url, autocommit=True) as conn:
+            (gone_id,) = conn.execute("SELECT id FROM pages WHERE url LIKE '%%/docs/p2.html'").fetchone()
+        lock = None
+        if step == "deletions":
+            lock, statement = (
+                held_lock(url, "SELECT 1 FROM pages WHERE id = %s FOR UPDATE", gone_id),
+                "DELETE FROM pages",
+            )
+        log = tmp_path / "refresh.log"
+        proc = start_crawl(env, "library=testdocs", "version=1.0", "mode=refresh", log=log)
+        try:
+            if step == "finish_run":
+                wait_for(lambda: _open_run(url) is not None)
+                statement = "UPDATE crawl_runs SET finished_at"
+                lock = held_lock(url, "SELECT 1 FROM crawl_runs WHERE id = %s FOR NO KEY UPDATE", _open_run(url))
+            wait_for(lambda: waiting_on_lock(url, statement), timeout=120)
+            restart(private_pg)
+            code = proc.wait(timeout=180)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            if lock is not None:
+                lock.close()
+    finally:
+        server.__exit__(None, None, None)
+    stderr = log.read_text()
+    assert code == 0, stderr[-3000:]
+    assert "retrying in" in stderr
+    with psycopg.connect(url, autocommit=True) as conn:
+        assert conn.execute("SELECT count(*) FROM pages WHERE id = %s", (gone_id,)).fetchone()[0] == 0
+        assert conn.execute("SELECT outcome FROM crawl_runs ORDER BY id DESC LIMIT 1").fetchone()[0] == "complete"
+        assert assert_every_page_whole(conn, site) == 5
+
+
+def wait_exit(proc: subprocess.Popen, log: Path, timeout: float) -> int:
+    try:
+        return proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"the crawl did not end in {timeout} s:\n{log.read_text()[-4000:]}") from None
+
+
+def _open_run(url: str) -> int | None:
+    with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute("SELECT id FROM crawl_runs WHERE finished_at IS NULL ORDER BY id DESC LIMIT 1").fetchone()
+    return row[0] if row else None
+
+
+def test_postgres_down_through_the_deletion_retries_makes_the_run_incomplete_and_the_next_run_applies_them(
+    private_pg, tmp_path
+):
+    """Proves: when PostgreSQL stays down longer than the retries while a refresh applies its deletions, the run
+    does not pretend: it exits 3 with one line saying the deletions were not applied; its record cannot be
+    written either, so `docsbot status` shows it interrupted; nothing is half-deleted; the next refresh applies
+    the deletion, marks the dead run interrupted and ends complete."""
+    url = private_pg.get_uri()
+    env = docsbot_env(url, tmp_path, DOCSBOT_DB_RETRIES="6")
+    site, server = indexed_fault_site(url, tmp_path, env)
+    try:
+        site.delete("/docs/p2.html")
+        with psycopg.connect(url, autocommit=True) as conn:
+            (gone_id,) = conn.execute("SELECT id FROM pages WHERE url LIKE '%%/docs/p2.html'").fetchone()
+        lock = held_lock(url, "SELECT 1 FROM pages WHERE id = %s FOR UPDATE", gone_id)
+        log = tmp_path / "refresh.log"
+        quick = {**env, "DOCSBOT_DB_RETRIES": "1", "DOCSBOT_DB_RETRY_DELAY": "0.2", "DOCSBOT_DB_POOL_TIMEOUT": "1"}
+        proc = start_crawl(quick, "library=testdocs", "version=1.0", "mode=refresh", log=log)
+        try:
+            wait_for(lambda: waiting_on_lock(url, "DELETE FROM pages"), timeout=120)
+            private_pg._stop()  # noqa: SLF001 - down, and it stays down until the crawl has exited
+            code = wait_exit(proc, log, 120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            lock.close()
+        private_pg.ensure_postgres_running()
+        stderr = log.read_text()
+        assert code == 3, stderr[-3000:]
+        assert "1 deletions not applied" in stderr and "the run's record was not written" in stderr
+        status = subprocess.run(
+            [sys.executable, "-m", "docsbot.cli", "status"], cwd=ROOT, env=env, capture_output=True, text=True
+        )
+        assert status.returncode == 0 and "refresh: interrupted" in status.stdout, status.stdout + status.stderr
+        result = subprocess.run(
+            [sys.executable, "-m", "scrapy", "crawl", "docs", "-a", "library=testdocs", "-a", "version=1.0"],
+            cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+    finally:
+        server.__exit__(None, None, None)
+    assert result.returncode == 0, result.stderr[-3000:]
+    with psycopg.connect(url, autocommit=True) as conn:
+        assert conn.execute("SELECT count(*) FROM pages WHERE id = %s", (gone_id,)).fetchone()[0] == 0
+        outcomes = [r[0] for r in conn.execute("SELECT outcome FROM crawl_runs ORDER BY id")]
+        assert outcomes == ["complete", "interrupted", "complete"]
+        assert assert_every_page_whole(conn, site) == 5
+
+
+def test_a_crawl_killed_between_its_last_page_and_its_end_is_shown_interrupted_and_the_next_refresh_completes(
+    database_url, db, tmp_path
+):
+    """Proves: a crawl killed (SIGKILL) after its last page but before it recorded its end leaves every page
+    whole and its deletions unapplied; `docsbot status` shows the run interrupted, not running (its run lock died
+    with it); the next refresh applies the deletion and records the dead run as interrupted."""
+    env = docsbot_env(database_url, tmp_path)
+    site, server = indexed_fault_site(database_url, tmp_path, env)
+    try:
+        site.delete("/docs/p2.html")
+        (gone_id,) = db.execute("SELECT id FROM pages WHERE url LIKE '%%/docs/p2.html'").fetchone()
+        lock = held_lock(database_url, "SELECT 1 FROM pages WHERE id = %s FOR UPDATE", gone_id)
+        log = tmp_path / "refresh.log"
+        proc = start_crawl(env, "library=testdocs", "version=1.0", "mode=refresh", log=log)
+        try:
+            wait_for(lambda: waiting_on_lock(database_url, "DELETE FROM pages"), timeout=120)
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+        finally:
+            lock.close()
+        assert db.execute("SELECT count(*) FROM pages WHERE id = %s", (gone_id,)).fetchone()[0] == 1
+        status = subprocess.run(
+            [sys.executable, "-m", "docsbot.cli", "status"], cwd=ROOT, env=env, capture_output=True, text=True
+        )
+        assert "refresh: interrupted" in status.stdout and "running" not in status.stdout, status.stdout
+        result = subprocess.run(
+            [sys.executable, "-m", "scrapy", "crawl", "docs", "-a", "library=testdocs", "-a", "version=1.0"],
+            cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+    finally:
+        server.__exit__(None, None, None)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert db.execute("SELECT count(*) FROM pages WHERE id = %s", (gone_id,)).fetchone()[0] == 0
+    assert [r[0] for r in db.execute("SELECT outcome FROM crawl_runs ORDER BY id")] == [
+        "complete",
+        "interrupted",
+        "complete",
+    ]
+    assert assert_every_page_whole(db, site) == 5
+
+
+def test_sigterm_while_the_model_loads_ends_the_crawl_at_once_and_fetches_nothing(database_url, db, tmp_path):
+    """Proves: loading the model runs off the reactor thread, so Scrapy's shutdown works at any moment. A full
+    index whose model takes two minutes to load (a cold disk; a hub download, which docsbot never does) gets
+    SIGTERM while it loads: the process ends within seconds (not after the load), exit 1, no request was sent,
+    no page written, and the run's row says it failed."""
+    site = fault_site(3)
+    env = docsbot_env(database_url, tmp_path, DOCSBOT_EMBEDDER="tests.embedders.SlowLoadingEmbedder")
+    with DocSiteServer(site) as server:
+        cmd = [sys.executable, "-m", "scrapy", "crawl", "docs", "-a", f"url={server.url}/docs/index.html",
+               "-a", "library=testdocs", "-a", "version=1.0"]  # fmt: skip
+        log = tmp_path / "crawl.log"
+        with log.open("w") as out:
+            proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+        try:
+            wait_for(lambda: "loading the embedding model" in log.read_text(), timeout=120)
+            proc.send_signal(signal.SIGTERM)
+            code = proc.wait(timeout=20)  # the load alone would take 120 s
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    output = log.read_text()
+    assert code == 1, output[-3000:]
+    assert site.hits == [], [h.path for h in site.hits]
+    assert pages(db) == {}
+    run = last_run(db)
+    assert run["finish_reason"] == "shutdown" and run["exit_code"] == 1
+    assert db.execute("SELECT outcome FROM crawl_runs").fetchone()[0] == "failed"
