@@ -485,11 +485,11 @@ class PageStore:
 
     async def _retrying(self, what: str, operation: Callable[[], Awaitable[Any]]) -> Any:
         """Run ``operation`` (one transaction at most) by the store's :class:`RetryPolicy`. Each attempt is its own
-        transaction, so a failed attempt wrote nothing; every operation retried here is idempotent (an upsert keyed by URL or page id, then its chunks replaced; a delete by id;
-        an update of a run's row), so an attempt whose COMMIT was lost in transit is harmless to repeat. At most
-        ``pool_size`` operations run at once; the others wait for their turn (no time limit) before their attempt
-        starts. Raises :class:`StoreUnavailable` once the retries are spent; a closed pool (``PoolClosed``: the
-        run is shutting down) is not retried."""
+        transaction, so a failed attempt wrote nothing; every operation retried here is idempotent (an upsert keyed
+        by URL or page id, then its chunks replaced; a delete by id; an update of a run's row), so an attempt whose
+        COMMIT was lost in transit is harmless to repeat. At most ``pool_size`` operations run at once; the others
+        wait for their turn (no time limit) before their attempt starts. Raises :class:`StoreUnavailable` once the
+        retries are spent; a closed pool (``PoolClosed``: the run is shutting down) is not retried."""
         waits = self.retry.waits()
         for attempt in range(len(waits) + 1):
             try:
