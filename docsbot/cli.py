@@ -344,6 +344,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except DocsbotError as exc:  # a database, model or query error the user can act on
         print(f"docsbot: {exc}", file=sys.stderr)
         return 2
+    except Exception as exc:
+        import psycopg
+
+        if not isinstance(exc, psycopg.Error):
+            raise
+        # the server refused (a role without the privilege, a read-only transaction): one line, not a traceback
+        print(f"docsbot: the database refused: {type(exc).__name__}: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

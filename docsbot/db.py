@@ -218,7 +218,25 @@ def migrate(conn: psycopg.Connection) -> list[str]:
     """Apply the migrations of ``docsbot/migrations`` not yet recorded in ``schema_migrations``, in order, each
     in its own transaction. Safe to call from concurrent processes: every step, creating ``schema_migrations``
     included, runs under one transaction-level advisory lock, so others wait for it. Returns the versions
-    applied. Migration files are read through ``importlib.resources``, so this works from a zipped egg."""
+    applied. Migration files are read through ``importlib.resources``, so this works from a zipped egg.
+
+    A schema that is up to date is not written to at all. Raises :class:`DatabaseError` when a migration is
+    missing and the role may not apply it (a read-only role: it can still search)."""
+    if has_schema(conn):
+        done = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
+        if not [version for version, _ in _migrations() if version not in done]:
+            register_vector(conn)
+            return []
+    try:
+        return _migrate(conn)
+    except (psycopg.errors.InsufficientPrivilege, psycopg.errors.ReadOnlySqlTransaction) as exc:
+        raise DatabaseError(
+            f"this database role may not change the schema ({_one_line(exc)}): read-only roles can search and show "
+            "the status; crawls, deletions and `docsbot db migrate` need a role that owns the schema"
+        ) from exc
+
+
+def _migrate(conn: psycopg.Connection) -> list[str]:
     applied: list[str] = []
     with conn.transaction():
         # Under the lock: two sessions running CREATE TABLE IF NOT EXISTS at once both pass the existence check,

@@ -85,3 +85,18 @@ class SlowLoadingEmbedder(HashingEmbedder):
     def load(self) -> None:
         print("loading the embedding model", flush=True)  # the test waits for this line
         time.sleep(float(os.environ.get("SLOW_LOAD_SECONDS", "120")))
+
+
+class LoggingEmbedder(HashingEmbedder):
+    """The hashing embedder that appends the key (``docsbot.chunking.embed_key``) of every text it embeds to the
+    file ``EMBED_LOG`` names, one per line, flushed at once, after ``SLOW_EMBEDDER_SECONDS_PER_TEXT`` (default 0)
+    per text: what a test counts to prove that no text is embedded twice."""
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        from docsbot.chunking import embed_key
+
+        time.sleep(float(os.environ.get("SLOW_EMBEDDER_SECONDS_PER_TEXT", "0")) * len(texts))
+        vectors = super().embed(texts)
+        with open(os.environ["EMBED_LOG"], "a") as log:
+            log.write("".join(embed_key(self.name, text) + "\n" for text in texts))
+        return vectors

@@ -192,7 +192,9 @@ def test_stdio_tools_answer_from_the_database_and_reject_bad_calls(crawl, docsit
             assert lib["refreshing"] is False
             assert lib["last_run"]["crawl_run_id"] == run_id
             assert lib["last_run"]["state"] == "finished"
+            assert lib["last_run"]["outcome"] == "complete" and lib["last_run"]["outcome_reason"] is None
             assert lib["last_run"]["counts"]["new"] == stats["new"] == pages
+            assert (lib["vectors"], lib["vectors_waiting"], lib["embedding"]) == (chunks, 0, None)
 
             # get_page: the stored Markdown, whole or one section
             guide = f"{docsite.url}/docs/guide.html"
