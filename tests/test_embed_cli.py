@@ -10,6 +10,7 @@ import subprocess
 import sys
 import uuid
 
+import anyio
 import psycopg
 import pytest
 from psycopg import sql
@@ -18,6 +19,7 @@ from tests.conftest import ROOT, docsbot_env
 from tests.docsite import DocSiteServer
 from tests.test_crawl import last_run
 from tests.test_faults import fault_site, wait_for
+from tests.test_mcp import answer, stdio_session
 
 
 def cli(env, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
@@ -139,6 +141,17 @@ def test_read_only_commands_work_with_a_select_only_role_and_a_schema_behind_nam
     assert status.returncode == 0 and "testdocs@1.0" in status.stdout, status.stderr
     refused = cli(reader, "delete", "--library", "testdocs")  # a write: the role's refusal is one clear line
     assert refused.returncode == 2 and "Traceback" not in refused.stderr
+
+    async def mcp_reads() -> None:  # the MCP server's read tools, as the same role
+        async with stdio_session(reader, tmp_path / "mcp.log") as session:
+            (lib,) = answer(await session.call_tool("list_libraries", {}))["libraries"]
+            assert (lib["library"], lib["pages"], lib["vectors_waiting"]) == ("testdocs", 5, 0)
+            hits = answer(await session.call_tool("search_docs", {"query": "Paragraph 2 of page 3", "limit": 1}))
+            assert hits["results"][0]["url"].endswith("/docs/p3.html")
+            page = answer(await session.call_tool("get_page", {"url": hits["results"][0]["url"]}))
+            assert "Paragraph 2 of page 3" in page["markdown"]
+
+    anyio.run(mcp_reads)
 
     # A database migrated by an older docsbot (before the embedding queue): readers say what to run, and do not
     # run it; `docsbot db migrate`, as the owner, brings it up to date.
