@@ -69,11 +69,15 @@ def test_bench_smoke_run(tmp_path):
         "unchanged refresh, default #1",
         "plain Scrapy all-304, default #1",
         "docsbot search, default #1",
+        "next version index",
     ):
         assert f"| {phase} |" in text
     assert "| touch: chunks embedded + chunk rows written | 0.000 | == 0 | yes |" in text
     assert "304: 9" in text  # the plain all-304 crawl: index + 8 pages
     assert "| touch refresh / plain Scrapy full crawl (adjacent) |" in text
+    assert "| time to searchable (full index, every page stored) / plain Scrapy full crawl |" in text
+    assert "| next version: texts embedded / texts new to the database |" in text
+    assert "every page stored and searchable by text after" in text
     assert "| unchanged refresh, embedded default / plain Scrapy all-304 (medians) |" in text
     # The default path left no server running (the bench stops the one its phases kept alive).
     assert not (tmp_path / "w/pg/postmaster.pid").exists()
