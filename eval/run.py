@@ -12,8 +12,10 @@ Hit@1 (the first result is a target), Recall@5 (share of targets in the first 5,
 MRR@10 (1 / rank of the first target within 10, else 0). In-process latency of ``Searcher.search`` (query
 embedding included) is reported as p50/p95 per corpus.
 
-Usage: python eval/run.py [--corpus NAME ...] [--write] [--misses KIND] [--param NAME=VALUE ...]
+Usage: python eval/run.py [--corpus NAME ...] [--write] [--misses KIND] [--param NAME=VALUE ...] [--no-vectors]
 ``--write`` replaces the table between ``<!-- eval -->`` and ``<!-- /eval -->`` in BENCHMARKS.md and README.md.
+``--no-vectors`` ranks as search does while a version's chunks still wait for their vectors (text first: the
+lexical and symbol signals alone), and writes its table between ``<!-- eval-no-vectors -->`` markers.
 """
 
 from __future__ import annotations
@@ -258,6 +260,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--baseline-cache", type=Path, help="reuse the baseline's rankings from this JSON file")
     parser.add_argument("--index-missing", action="store_true", help="index a corpus that is not indexed yet")
     parser.add_argument(
+        "--no-vectors",
+        action="store_true",
+        help="search as if no chunk had its vector yet (the nearest-neighbour list left empty)",
+    )
+    parser.add_argument(
         "--index-version",
         help="evaluate the corpus's index stored under this version name instead (a variant, e.g. other chunk sizes)",
     )
@@ -266,6 +273,8 @@ def main(argv: list[str]) -> int:
     for item in args.param:
         name, _, value = item.partition("=")
         params[name] = json.loads(value)
+    if args.no_vectors:
+        params["candidates"] = 0  # what a version whose chunks wait for their vectors gives the fusion
 
     from scrapy.utils.project import get_project_settings
 
@@ -306,7 +315,7 @@ def main(argv: list[str]) -> int:
         args.json.write_text(json.dumps(results, indent=2), encoding="utf-8")
     if args.write:
         for doc in ("BENCHMARKS.md", "README.md"):
-            write_section(REPO / doc, "eval", table)
+            write_section(REPO / doc, "eval-no-vectors" if args.no_vectors else "eval", table)
     return 0
 
 

@@ -58,3 +58,13 @@ def test_the_pure_core_loads_no_scrapy_machinery_and_no_database(module):
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     outside = {m.split(".")[0] for m in loaded} & {"scrapy", "twisted", "psycopg", "psycopg_pool", "pgvector"}
     assert not outside, f"importing {module} loads {sorted(outside)}"
+
+
+@pytest.mark.parametrize("module", ["docsbot.search", "docsbot.vectors", "docsbot.db"])
+def test_the_search_side_loads_no_scrapy_and_no_fastembed(module):
+    """A search process (``docsbot search``, the MCP server's search) and an embedding worker load no Scrapy or
+    Twisted, and no fastembed until an embedder is built (README "Using it directly")."""
+    code = f"import sys, {module}; print(' '.join(sorted(sys.modules)))"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    outside = {m.split(".")[0] for m in loaded} & {"scrapy", "twisted", "fastembed"}
+    assert not outside, f"importing {module} loads {sorted(outside)}"
