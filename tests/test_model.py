@@ -126,3 +126,61 @@ def test_index_then_search_with_the_real_model(crawl, docsite, database_url, db)
     assert human.returncode == 0, human.stderr
     assert human.stdout.startswith("1. Guide")
     assert "/docs/guide.html" in human.stdout.splitlines()[1]
+
+
+def _cuda_available() -> bool:
+    import onnxruntime
+
+    return "CUDAExecutionProvider" in onnxruntime.get_available_providers()
+
+
+NO_CUDA = (
+    "no CUDAExecutionProvider in this onnxruntime (needs fastembed-gpu, which brings onnxruntime-gpu, and an NVIDIA "
+    "GPU with CUDA 12 and cuDNN 9): the CUDA path runs only where one exists"
+)
+
+
+@pytest.mark.skipif(_cuda_available(), reason="this machine has a CUDA provider: the GPU tests below run instead")
+def test_cuda_asked_for_without_a_cuda_provider_stops_before_the_first_request(crawl, docsite, db):
+    result = crawl(
+        url=f"{docsite.url}/docs/index.html",
+        library="testdocs",
+        embedder="docsbot.embedding.FastEmbedEmbedder",
+        env={"DOCSBOT_EMBEDDING_DEVICE": "cuda"},
+    )
+    assert result.returncode == 1, result.stderr[-3000:]
+    assert "DOCSBOT_EMBEDDING_DEVICE=cuda but onnxruntime offers no CUDAExecutionProvider" in result.stderr
+    assert "fastembed-gpu" in result.stderr and "Traceback" not in result.stderr
+    assert docsite.site.hits == []  # not even robots.txt
+    assert db.execute("SELECT to_regclass('pages')").fetchone()[0] is None  # checked before anything is written
+
+
+def test_a_device_that_is_neither_cpu_nor_cuda_is_refused(embedder):
+    from docsbot.embedding import EmbeddingModelError
+
+    with pytest.raises(EmbeddingModelError, match="must be cpu, cuda or cuda:N, got 'gpu'"):
+        FastEmbedEmbedder(DEFAULT_MODEL, embedder.model_path, device="gpu")
+
+
+@pytest.mark.skipif(not _cuda_available(), reason=NO_CUDA)
+def test_the_cuda_provider_gives_the_cpu_vectors(embedder):
+    gpu = FastEmbedEmbedder(DEFAULT_MODEL, embedder.model_path, device="cuda")
+    gpu.load()
+    texts = QUERY_TEXTS + [f"chunk {i}: " + "the event loop runs tasks " * (i % 30) for i in range(200)]
+    on_gpu, on_cpu = gpu.embed(texts), embedder.embed(texts)
+    assert on_gpu.shape == on_cpu.shape == (len(texts), 384)
+    assert (on_gpu * on_cpu).sum(axis=1).min() > 0.999
+
+
+@pytest.mark.skipif(not _cuda_available(), reason=NO_CUDA)
+def test_an_index_embedded_on_the_gpu_is_complete(crawl, docsite, db):
+    result = crawl(
+        url=f"{docsite.url}/docs/index.html",
+        library="testdocs",
+        embedder="docsbot.embedding.FastEmbedEmbedder",
+        env={"DOCSBOT_EMBEDDING_DEVICE": "cuda"},
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "on cuda" in result.stderr  # the model's load line names the device
+    waiting = db.execute("SELECT count(*) FROM documents WHERE embedding IS NULL").fetchone()[0]
+    assert waiting == 0 and db.execute("SELECT count(*) FROM documents").fetchone()[0] > 0
