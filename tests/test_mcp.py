@@ -264,7 +264,9 @@ def test_stdio_tools_answer_from_the_database_and_reject_bad_calls(crawl, docsit
                 waiting: list[Any] = []
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(lambda: _collect(waiting, session.call_tool("list_libraries", {})))
-                    await anyio.sleep(0.5)
+                    with anyio.fail_after(30):  # until the server's list_libraries waits on the lock
+                        while not db.execute("SELECT count(*) FROM pg_locks WHERE NOT granted").fetchone()[0]:
+                            await anyio.sleep(0.02)
                     with anyio.fail_after(5):
                         answer(await session.call_tool("search_docs", {"query": "install"}))
                     assert not waiting  # still blocked
