@@ -3,6 +3,7 @@ that runs `scrapy crawl docs` as a separate process, the way a user does."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -45,13 +46,42 @@ def _with_database(uri: str, name: str) -> str:
     return f"{base}/{name}" + (f"?{query}" if query else "")
 
 
+_AUDIT = """
+    SELECT r.id, r.mode, r.outcome, r.finished_at IS NOT NULL,
+           (r.stats->>'exit_code')::int, coalesce((r.stats->>'failed')::int, 0),
+           coalesce((r.stats->>'vectors_waiting')::int, 0)
+    FROM crawl_runs r ORDER BY r.id
+"""
+
+
+def audit_runs(url: str, test: str) -> None:
+    """With ``DOCSBOT_FAULT_AUDIT`` set (``bench/faults.py``), append every run row of this test's database to
+    that JSON-lines file: the benchmark counts exit-0 runs with a failed page or vectors missing, and rows left
+    unfinished. A database without docsbot's schema, or a server the test left stopped, adds nothing."""
+    path = os.environ.get("DOCSBOT_FAULT_AUDIT")
+    if not path:
+        return
+    try:
+        with psycopg.connect(url, autocommit=True, connect_timeout=5) as conn:
+            if conn.execute("SELECT to_regclass('crawl_runs')").fetchone()[0] is None:
+                return
+            rows = conn.execute(_AUDIT).fetchall()
+    except psycopg.OperationalError:
+        return
+    keys = ("id", "mode", "outcome", "finished", "exit_code", "failed", "vectors_waiting")
+    with open(path, "a", encoding="utf-8") as out:
+        for row in rows:
+            out.write(json.dumps({"test": test, **dict(zip(keys, row, strict=True))}) + "\n")
+
+
 @pytest.fixture
-def database_url(pg_server_url):
+def database_url(pg_server_url, request):
     """A fresh, empty database for one test (dropped afterwards)."""
     name = f"t_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(pg_server_url, autocommit=True) as conn:
         conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     yield _with_database(pg_server_url, name)
+    audit_runs(_with_database(pg_server_url, name), request.node.nodeid)
     with psycopg.connect(pg_server_url, autocommit=True) as conn:
         conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
 

