@@ -211,7 +211,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
 
     from docsbot import db
     from docsbot.embedding import load_embedder
-    from docsbot.vectors import EmbeddingWorker, ModelRunner, waiting_chunks
+    from docsbot.vectors import EmbeddingWorker, FillStats, ModelRunner, waiting_chunks
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s: %(message)s", stream=sys.stderr)
     settings = _settings()
@@ -251,9 +251,16 @@ def cmd_embed(args: argparse.Namespace) -> int:
         retry=db.RetryPolicy.from_settings(settings),
         progress_every=args.progress,
     )
+
+    async def run() -> FillStats:
+        try:
+            return await worker.run(follow=lambda: args.follow)
+        finally:
+            await runner.aclose()  # an HTTP backend's connections, on their event loop
+
     started = time.monotonic()
     try:
-        stats = asyncio.run(worker.run(follow=lambda: args.follow))
+        stats = asyncio.run(run())
     except KeyboardInterrupt:
         print("docsbot embed: stopped; the chunks of the batch in flight wait for the next worker", file=sys.stderr)
         return 130

@@ -523,6 +523,20 @@ class OpenAIEmbedder:
         batches = [texts[i : i + self.batch_size] for i in range(0, len(texts), self.batch_size)]
         return np.concatenate(await asyncio.gather(*(one(b) for b in batches)))
 
+    def close(self) -> None:
+        """Close the blocking client's connections (never while a call runs on it); a later call opens new ones."""
+        client, self._sync = self._sync, None
+        if client is not None:
+            client.close()
+
+    async def aclose(self) -> None:
+        """Close the asynchronous client's connections (call it on the event loop that used it, before that loop
+        ends: :meth:`docsbot.vectors.ModelRunner.aclose`); a later call opens new ones."""
+        client, loop = self._async, self._loop
+        self._async = self._limit = self._loop = None
+        if client is not None and loop is asyncio.get_running_loop():
+            await client.close()
+
     def check(self) -> None:
         """:meth:`load`: run before a crawl touches the database, so that a wrong key, model name or
         ``DOCSBOT_EMBEDDING_DIM`` stops it before a version is created or bound to a dimension."""
