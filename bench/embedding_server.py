@@ -2,7 +2,8 @@
 backend's tests (tests/test_remote_embedding.py) and its benchmark (bench/remote.py):
 
     python bench/embedding_server.py --port 0 --model-dir ~/.local/share/docsbot/models/all-MiniLM-L6-v2 \\
-        [--model-name NAME] [--api-key KEY] [--fail-429 N --retry-after S] [--fail-500 N] [--threads T] [--scale F]
+        [--model-name NAME] [--api-key KEY] [--fail-429 N --retry-after S] [--fail-500 N] [--fail-from K]
+        [--threads T] [--scale F]
 
 - ``POST /v1/embeddings`` with ``{"model", "input": str | [str], "encoding_format": "float" | "base64"}`` answers
   OpenAI's shape: ``{"object": "list", "data": [{"object": "embedding", "index": i, "embedding": [...]}], "model",
@@ -12,11 +13,12 @@ backend's tests (tests/test_remote_embedding.py) and its benchmark (bench/remote
 - A missing or wrong ``Authorization: Bearer`` key (when ``--api-key`` is given) is a 401, a model other than
   ``--model-name`` a 404, a malformed body a 400, each with OpenAI's error JSON (``{"error": {"message", "type",
   "param", "code"}}``). The first ``--fail-429`` embedding requests get a 429 with ``Retry-After: --retry-after``,
-  the ``--fail-500`` after them a 500.
+  the ``--fail-500`` after them a 500; ``--fail-from K`` lets the first K through first (a client's probe).
 - ``GET /v1/models`` lists the one model; ``GET /stats`` counts what the server did: embedding ``requests``
   answered, ``texts`` embedded, ``max_batch`` (most texts in one request), ``max_in_flight`` (most embedding
-  requests being handled at once), ``sent_429``, ``sent_500``, ``sent_401``, ``sent_404``, ``model_seconds`` (wall
-  time inside the model).
+  requests being handled at once), ``sent_429``, ``sent_500``, ``sent_401``, ``sent_404``, ``retried``
+  (embedding requests that say they are a retry: the ``x-stainless-retry-count`` header of OpenAI's clients),
+  ``model_seconds`` (wall time inside the model).
 
 One thread per connection (``ThreadingHTTPServer``, HTTP/1.1 keep-alive); the model runs one request at a time
 (onnxruntime already uses ``--threads`` cores for one batch; requests waiting for it queue, as in a single-worker
@@ -44,6 +46,10 @@ sys.path.insert(0, str(ROOT))
 
 from docsbot.embedding import DEFAULT_MODEL, FastEmbedEmbedder  # noqa: E402
 
+# What /stats counts (and model_seconds).
+COUNTERS = ("requests", "texts", "max_batch", "max_in_flight", "retried")
+COUNTERS += ("sent_429", "sent_500", "sent_401", "sent_404")
+
 
 class EmbeddingService:
     """The model, the injected failures and the counters, shared by every request thread."""
@@ -59,10 +65,9 @@ class EmbeddingService:
         self._lock = threading.Lock()
         self._fail_429 = args.fail_429
         self._fail_500 = args.fail_500
+        self._fail_from = args.fail_from
         self._in_flight = 0
-        self.stats: dict[str, Any] = dict.fromkeys(
-            ("requests", "texts", "max_batch", "max_in_flight", "sent_429", "sent_500", "sent_401", "sent_404"), 0
-        )
+        self.stats: dict[str, Any] = dict.fromkeys(COUNTERS, 0)
         self.stats["model_seconds"] = 0.0
 
     def load(self) -> None:
@@ -73,12 +78,15 @@ class EmbeddingService:
         with self._lock:
             self.stats[key] += n
 
-    def enter(self) -> str | None:
-        """A new embedding request: ``"429"``/``"500"`` if it is to fail, else ``None``."""
+    def enter(self, retry: bool) -> str | None:
+        """A new embedding request (``retry``: it says it is one): ``"429"``/``"500"`` if it is to fail."""
         with self._lock:
             self._in_flight += 1
             self.stats["max_in_flight"] = max(self.stats["max_in_flight"], self._in_flight)
-            if self._fail_429 > 0:
+            self.stats["retried"] += retry
+            if self._fail_from > 0:
+                self._fail_from -= 1
+            elif self._fail_429 > 0:
                 self._fail_429 -= 1
                 return "429"
             if self._fail_500 > 0:
@@ -151,7 +159,7 @@ def make_handler(service: EmbeddingService) -> type[BaseHTTPRequestHandler]:
                 return
             if not self._authorized():
                 return
-            failure = service.enter()
+            failure = service.enter(int(self.headers.get("x-stainless-retry-count") or 0) > 0)
             try:
                 if failure == "429":
                     service.count("sent_429")
@@ -210,6 +218,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--fail-429", type=int, default=0, help="answer the first N embedding requests 429")
     parser.add_argument("--retry-after", type=float, default=1.0, help="the 429s' Retry-After, seconds")
     parser.add_argument("--fail-500", type=int, default=0, help="answer the N embedding requests after those 500")
+    parser.add_argument("--fail-from", type=int, default=0, help="let K embedding requests through before failing")
     parser.add_argument("--threads", type=int, default=None, help="onnxruntime threads (default: every core)")
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every vector by this (1: normalized)")
     args = parser.parse_args(argv)
