@@ -62,11 +62,14 @@ def _excerpt(text: str, width: int = 300) -> str:
 
 def _load_in_background(embedder: Embedder) -> threading.Thread:
     """Load the query model on a thread while the main thread reaches the database (onnxruntime releases the GIL
-    while it reads the model). A failure is left for the search itself to raise."""
+    while it reads the model). A failure is left for the search itself to raise. A backend that embeds over the
+    network (it has ``aembed``) has nothing to load: no warm-up request is sent."""
 
     from docsbot.embedding import embed_query
 
     def load() -> None:
+        if getattr(embedder, "aembed", None) is not None:
+            return
         with contextlib.suppress(Exception):
             embed_query(embedder, ["warm up"])
 
