@@ -109,11 +109,9 @@ def local_model():
 
 def remote_env(database_url: str, tmp_path: Path, url: str, **extra: str) -> dict[str, str]:
     """A docsbot process's environment with the remote backend: DOCSBOT_EMBEDDER at its default, so that
-    DOCSBOT_EMBEDDING_URL selects OpenAIEmbedder."""
-    return docsbot_env(
-        database_url, tmp_path, DOCSBOT_EMBEDDER="docsbot.embedding.FastEmbedEmbedder", DOCSBOT_EMBEDDING_URL=url,
-        **extra,
-    )  # fmt: skip
+    DOCSBOT_EMBEDDING_URL (``url``) selects OpenAIEmbedder; ``extra`` overrides any of it."""
+    backend = {"DOCSBOT_EMBEDDER": "docsbot.embedding.FastEmbedEmbedder", "DOCSBOT_EMBEDDING_URL": url}
+    return docsbot_env(database_url, tmp_path, **{**backend, **extra})
 
 
 def stored_vectors(db) -> list[tuple[str, np.ndarray]]:
