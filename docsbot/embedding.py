@@ -452,6 +452,9 @@ class OpenAIEmbedder:
         new ones."""
         import openai
 
+        for name in ("httpx", "httpx2"):  # the HTTP client logs every request at INFO: one line per batch
+            if logging.getLogger(name).level == logging.NOTSET:
+                logging.getLogger(name).setLevel(logging.WARNING)
         options = {"base_url": self.base_url, "api_key": self.api_key, "max_retries": self.retries,
                    "timeout": self.timeout}  # fmt: skip
         if not asynchronous:

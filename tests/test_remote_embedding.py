@@ -213,6 +213,7 @@ def test_a_full_crawl_embeds_every_chunk_through_the_endpoint(
     assert result.returncode == 0, result.stderr[-3000:]
     vectors = stored_vectors(db)
     assert len(vectors) >= 13 and waiting(db) == 0
+    assert "HTTP Request: POST" not in result.stderr  # no log line per request
     assert_same_vectors(local_model, [t for t, _ in vectors], np.stack([v for _, v in vectors]))
     assert db.execute("SELECT embedding_model, embedding_dim FROM versions").fetchall() == [(DEFAULT_MODEL, 384)]
     stats = server.stats()
