@@ -69,8 +69,9 @@ class Embedder(Protocol):
     are L2-normalized; it is called from a worker thread, never concurrently with itself. Optional: ``load()``
     (load the model now, blocking; raises :class:`EmbeddingModelError`), ``check()`` (a cheap check that the
     model is provisioned, run before a crawl starts), ``aembed(texts)`` (a coroutine, for backends that wait on
-    the network: called on the event loop instead of a thread) and ``concurrency`` (claims worth having in flight
-    at once, :class:`docsbot.vectors.EmbeddingWorker`)."""
+    the network: called on the event loop instead of a thread), ``aclose()`` (a coroutine closing what ``aembed``
+    opened, awaited on its event loop when a worker ends) and ``concurrency`` (claims worth having in flight at
+    once, :class:`docsbot.vectors.EmbeddingWorker`)."""
 
     name: str
 
