@@ -62,11 +62,14 @@ def _excerpt(text: str, width: int = 300) -> str:
 
 def _load_in_background(embedder: Embedder) -> threading.Thread:
     """Load the query model on a thread while the main thread reaches the database (onnxruntime releases the GIL
-    while it reads the model). A failure is left for the search itself to raise."""
+    while it reads the model). A failure is left for the search itself to raise. A backend that embeds over the
+    network (it has ``aembed``) has nothing to load: no warm-up request is sent."""
 
     from docsbot.embedding import embed_query
 
     def load() -> None:
+        if getattr(embedder, "aembed", None) is not None:
+            return
         with contextlib.suppress(Exception):
             embed_query(embedder, ["warm up"])
 
@@ -211,7 +214,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
 
     from docsbot import db
     from docsbot.embedding import load_embedder
-    from docsbot.vectors import EmbeddingWorker, ModelRunner, waiting_chunks
+    from docsbot.vectors import EmbeddingWorker, FillStats, ModelRunner, waiting_chunks
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s: %(message)s", stream=sys.stderr)
     settings = _settings()
@@ -251,9 +254,16 @@ def cmd_embed(args: argparse.Namespace) -> int:
         retry=db.RetryPolicy.from_settings(settings),
         progress_every=args.progress,
     )
+
+    async def run() -> FillStats:
+        try:
+            return await worker.run(follow=lambda: args.follow)
+        finally:
+            await runner.aclose()  # an HTTP backend's connections, on their event loop
+
     started = time.monotonic()
     try:
-        stats = asyncio.run(worker.run(follow=lambda: args.follow))
+        stats = asyncio.run(run())
     except KeyboardInterrupt:
         print("docsbot embed: stopped; the chunks of the batch in flight wait for the next worker", file=sys.stderr)
         return 130

@@ -69,8 +69,9 @@ class Embedder(Protocol):
     are L2-normalized; it is called from a worker thread, never concurrently with itself. Optional: ``load()``
     (load the model now, blocking; raises :class:`EmbeddingModelError`), ``check()`` (a cheap check that the
     model is provisioned, run before a crawl starts), ``aembed(texts)`` (a coroutine, for backends that wait on
-    the network: called on the event loop instead of a thread) and ``concurrency`` (claims worth having in flight
-    at once, :class:`docsbot.vectors.EmbeddingWorker`)."""
+    the network: called on the event loop instead of a thread), ``aclose()`` (a coroutine closing what ``aembed``
+    opened, awaited on its event loop when a worker ends) and ``concurrency`` (claims worth having in flight at
+    once, :class:`docsbot.vectors.EmbeddingWorker`)."""
 
     name: str
 
@@ -390,8 +391,9 @@ class OpenAIEmbedder:
     probe request. The chunker sizes chunks with the tokenizer at ``tokenizer_path`` (``DOCSBOT_TOKENIZER_PATH``,
     default: the provisioned default model's), counting ``max_tokens`` (``DOCSBOT_EMBEDDING_MAX_TOKENS``, 256).
 
-    A wrong key, an unknown model or a server that does not answer is an :class:`EmbeddingModelError` in one
-    line, raised by :meth:`load` (one probe request) before a crawl fetches anything.
+    A wrong key, an unknown model, a dimension other than ``DOCSBOT_EMBEDDING_DIM`` or a server that does not
+    answer is an :class:`EmbeddingModelError` in one line, raised by :meth:`check` / :meth:`load` (one probe
+    request) before a crawl writes or fetches anything.
     """
 
     def __init__(
@@ -421,6 +423,8 @@ class OpenAIEmbedder:
         self._sync = None
         self._async = None
         self._limit: asyncio.Semaphore | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None  # the event loop _async and _limit belong to
+        self._probed = False
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> OpenAIEmbedder:
@@ -444,14 +448,26 @@ class OpenAIEmbedder:
         )
 
     def _client(self, asynchronous: bool = False):  # noqa: ANN202 - openai.OpenAI / openai.AsyncOpenAI
+        """The blocking client, or the asynchronous one of the running event loop: its connections and the
+        concurrency semaphore belong to one loop, so a caller on another loop (``asyncio.run`` called again) gets
+        new ones."""
         import openai
 
-        attr = "_async" if asynchronous else "_sync"
-        if getattr(self, attr) is None:
-            cls = openai.AsyncOpenAI if asynchronous else openai.OpenAI
-            client = cls(base_url=self.base_url, api_key=self.api_key, max_retries=self.retries, timeout=self.timeout)
-            setattr(self, attr, client)
-        return getattr(self, attr)
+        for name in ("httpx", "httpx2"):  # the HTTP client logs every request at INFO: one line per batch
+            if logging.getLogger(name).level == logging.NOTSET:
+                logging.getLogger(name).setLevel(logging.WARNING)
+        options = {"base_url": self.base_url, "api_key": self.api_key, "max_retries": self.retries,
+                   "timeout": self.timeout}  # fmt: skip
+        if not asynchronous:
+            if self._sync is None:
+                self._sync = openai.OpenAI(**options)
+            return self._sync
+        loop = asyncio.get_running_loop()
+        if self._async is None or self._loop is not loop:
+            self._async = openai.AsyncOpenAI(**options)
+            self._limit = asyncio.Semaphore(self.concurrency)
+            self._loop = loop
+        return self._async
 
     def _error(self, exc: Exception) -> EmbeddingModelError:
         import openai
@@ -462,7 +478,7 @@ class OpenAIEmbedder:
         elif isinstance(exc, openai.NotFoundError):
             what = "not found: a wrong base URL (it usually ends in /v1) or a model the server does not serve"
         elif isinstance(exc, openai.APIConnectionError):
-            what = f"cannot connect ({type(exc).__name__}); is the server up?"
+            what = f"cannot connect ({type(exc).__name__}, {self.retries + 1} tries); is the server up?"
         elif isinstance(exc, openai.APIStatusError):
             what = f"HTTP {exc.status_code}: {' '.join(str(exc.message).split())[:200]}"
         else:
@@ -496,12 +512,12 @@ class OpenAIEmbedder:
         Raises :class:`EmbeddingModelError`."""
         import openai
 
-        if self._limit is None:
-            self._limit = asyncio.Semaphore(self.concurrency)
         client = self._client(asynchronous=True)
+        limit = self._limit
+        assert limit is not None
 
         async def one(batch: list[str]) -> np.ndarray:
-            async with self._limit:
+            async with limit:
                 try:
                     response = await client.embeddings.create(model=self.name, input=batch, encoding_format="float")
                 except openai.OpenAIError as exc:
@@ -511,9 +527,31 @@ class OpenAIEmbedder:
         batches = [texts[i : i + self.batch_size] for i in range(0, len(texts), self.batch_size)]
         return np.concatenate(await asyncio.gather(*(one(b) for b in batches)))
 
+    def close(self) -> None:
+        """Close the blocking client's connections (never while a call runs on it); a later call opens new ones."""
+        client, self._sync = self._sync, None
+        if client is not None:
+            client.close()
+
+    async def aclose(self) -> None:
+        """Close the asynchronous client's connections (call it on the event loop that used it, before that loop
+        ends: :meth:`docsbot.vectors.ModelRunner.aclose`); a later call opens new ones."""
+        client, loop = self._async, self._loop
+        self._async = self._limit = self._loop = None
+        if client is not None and loop is asyncio.get_running_loop():
+            await client.close()
+
+    def check(self) -> None:
+        """:meth:`load`: run before a crawl touches the database, so that a wrong key, model name or
+        ``DOCSBOT_EMBEDDING_DIM`` stops it before a version is created or bound to a dimension."""
+        self.load()
+
     def load(self) -> None:
-        """One probe request: the key, the model name and the dimension are checked before any page is
-        fetched. Blocking. Raises :class:`EmbeddingModelError`."""
+        """One probe request (once: later calls return at once): the key, the model name and the dimension are
+        checked before any page is fetched. Blocking; retried as any request (a server that refuses connections
+        is reported after ``retries`` + 1 tries). Raises :class:`EmbeddingModelError`."""
+        if self._probed:
+            return
         got = int(self.embed(["dimension probe"]).shape[1])
         if self._dim is not None and got != self._dim:
             raise EmbeddingModelError(
@@ -521,6 +559,7 @@ class OpenAIEmbedder:
                 f"DOCSBOT_EMBEDDING_DIM={self._dim}"
             )
         self._dim = got
+        self._probed = True
 
     @property
     def dim(self) -> int:

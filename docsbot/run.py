@@ -193,7 +193,7 @@ class RunVectors:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
-        self.runner.close()
+        await self.runner.aclose()
 
 
 # The components a docs crawl cannot store correctly without, per component setting, in the order they must run.

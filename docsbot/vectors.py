@@ -191,6 +191,14 @@ class ModelRunner:
         if self._thread is not None:
             self._jobs.put(None)
 
+    async def aclose(self) -> None:
+        """:meth:`close`, and the connections of an embedder that embeds on the event loop (its ``aclose()``,
+        awaited here: call this on the loop :meth:`embed` ran on, before it ends)."""
+        self.close()
+        aclose = getattr(self.embedder, "aclose", None)
+        if aclose is not None:
+            await aclose()
+
 
 @dataclass
 class FillStats:
