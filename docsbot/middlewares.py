@@ -230,12 +230,20 @@ class RobotsTxtMiddleware(_ScrapyRobotsTxtMiddleware):
     In Scrapy 2.19 each request that arrives while a host's robots.txt is downloading awaits the same
     ``Deferred`` as an asyncio future; Twisted's ``Deferred.asFuture`` replaces the result with ``None`` for the
     callbacks after it, so every waiter but the first got no parser and went out unchecked (seen here: a refresh
-    revalidated a disallowed page). Here each waiter gets its own ``Deferred``, fed by a callback that passes the
-    parser on, as Scrapy did before its middleware became ``async``.
+    revalidated a disallowed page).
+
+    Here only the first request for a host calls Scrapy's public ``robot_parser`` while robots.txt is in flight;
+    the others wait on a ``Deferred`` of their own that docsbot fires with the same parser (``None`` when robots.txt
+    could not be fetched, as in Scrapy). Once a host's call has returned, every later request goes straight to
+    Scrapy's ``robot_parser``, which answers from its cache without awaiting anything. Relies on Scrapy's
+    ``robot_parser`` being a coroutine function that ``process_request`` calls through ``self`` and that downloads
+    robots.txt once per host (``tests/test_robots.py`` checks both; README "Deployment" gives the supported range).
     """
 
     def __init__(self, crawler: Crawler) -> None:
         super().__init__(crawler)
+        self._in_flight: dict[str, list[Deferred[RobotParser | None]]] = {}  # netloc -> waiters
+        self._answered: set[str] = set()  # netlocs whose robots.txt Scrapy has parsed or given up on
         scrapy_logger = logging.getLogger(_ScrapyRobotsTxtMiddleware.__module__)
         if not any(isinstance(f, _NetworkErrorsOnOneLine) for f in scrapy_logger.filters):
             network = tuple(
@@ -244,14 +252,26 @@ class RobotsTxtMiddleware(_ScrapyRobotsTxtMiddleware):
             scrapy_logger.addFilter(_NetworkErrorsOnOneLine(network))
 
     async def robot_parser(self, request: Request) -> RobotParser | None:
-        pending = self._parsers.get(urlparse_cached(request).netloc)
-        if not isinstance(pending, Deferred):
-            return await super().robot_parser(request)  # parsed already, or this request starts the download
-        waiter: Deferred[RobotParser | None] = Deferred()
-
-        def relay(parser: RobotParser | None) -> RobotParser | None:
+        netloc = urlparse_cached(request).netloc
+        if netloc in self._answered:
+            return await super().robot_parser(request)
+        waiters = self._in_flight.get(netloc)
+        if waiters is not None:
+            waiter: Deferred[RobotParser | None] = Deferred()
+            waiters.append(waiter)
+            return await maybe_deferred_to_future(waiter)
+        self._in_flight[netloc] = []
+        try:
+            parser = await super().robot_parser(request)
+        except BaseException as exc:  # cancelled with the crawl: the waiters must not wait forever
+            for waiter in self._answered_now(netloc):
+                waiter.errback(exc)
+            raise
+        for waiter in self._answered_now(netloc):
             waiter.callback(parser)
-            return parser
+        return parser
 
-        pending.addCallback(relay)
-        return await maybe_deferred_to_future(waiter)
+    def _answered_now(self, netloc: str) -> list[Deferred[RobotParser | None]]:
+        """Marks the host answered; returns the requests that waited for it."""
+        self._answered.add(netloc)
+        return self._in_flight.pop(netloc)

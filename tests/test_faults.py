@@ -324,9 +324,9 @@ def test_database_stopped_and_restarted_mid_crawl_counts_failures_and_the_next_r
         )
         try:
             wait_for(lambda: stored_count(url) >= 6)
-            private_pg._stop()  # pg_ctl stop (fast): sessions are cut, new connections refused
+            private_pg.stop()  # pg_ctl stop (fast): sessions are cut, new connections refused
             wait_for(lambda: log.read_text().count("WARNING: Dropped ") >= 2)  # pages gave up: down long enough
-            private_pg.ensure_postgres_running()
+            private_pg.start()
             code = proc.wait(timeout=180)
         finally:
             if proc.poll() is None:
@@ -616,8 +616,8 @@ def indexed_fault_site(url: str, tmp_path: Path, env: dict[str, str]) -> tuple[D
 
 
 def restart(server) -> None:
-    server._stop()  # noqa: SLF001 - pg_ctl stop (fast): every session is cut, the crawl's and the test's
-    server.ensure_postgres_running()
+    server.stop()  # pg_ctl stop (fast): every session is cut, the crawl's and the test's
+    server.start()
 
 
 @pytest.mark.parametrize("step", ["deletions", "finish_run"])
@@ -698,7 +698,7 @@ def test_postgres_down_through_the_deletion_retries_makes_the_run_incomplete_and
         proc = start_crawl(quick, "library=testdocs", "version=1.0", "mode=refresh", log=log)
         try:
             wait_for(lambda: waiting_on_lock(url, "DELETE FROM pages"), timeout=120)
-            private_pg._stop()  # noqa: SLF001 - down, and it stays down until the crawl has exited
+            private_pg.stop()  # down, and it stays down until the crawl has exited
             code = wait_exit(proc, log, 120)
         finally:
             if proc.poll() is None:

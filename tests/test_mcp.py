@@ -19,7 +19,6 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 
 from docsbot.mcp_server import find_heading, page_headings, parse_http_address, section_markdown, slugify
 from tests.conftest import docsbot_env
@@ -87,7 +86,7 @@ class HttpServer:
 async def http_session(url: str, token: str | None = None) -> AsyncIterator[ClientSession]:
     headers = {"Authorization": f"Bearer {token}"} if token else None
     async with (
-        create_mcp_http_client(headers=headers) as client,
+        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300)) as client,  # as the SDK's default
         streamable_http_client(url, http_client=client) as (read, write),
         ClientSession(read, write) as session,
     ):
