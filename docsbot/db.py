@@ -767,6 +767,11 @@ SEARCH_DEFAULTS: dict[str, Any] = {
     "lex_candidates": 50,  # best chunks by BM25
     "rrf_k": 60,  # reciprocal rank fusion: score = w / (rrf_k + rank)
     "w_vec": 1.0,
+    # A version's chunks are ranked by vector only once this share of them have their vector: while its queue fills
+    # (text first), the embedded chunks would have two lists to be found by and the waiting ones one, so a page
+    # embedded early would outrank a better one still waiting; until then, BM25 and symbols alone (`make eval
+    # EVAL_ARGS=--no-vectors`: above page BM25 on every row).
+    "vector_share": 0.9,
     "w_lex": 1.0,
     "w_lex_ident": 1.5,  # w_lex of a query holding an identifier the version's text contains ('=cmake_build_type')
     "k1": 1.2,  # BM25 term-frequency saturation
@@ -789,20 +794,7 @@ SEARCH_DEFAULTS: dict[str, Any] = {
 }
 
 _SEARCH = """
-WITH nearest AS MATERIALIZED (
-    -- ORDER BY + LIMIT straight over the HNSW scan (the version is a filter, not a join, so the iterative scan
-    -- stops after `candidates` rows); relaxed order, re-sorted below (pgvector's advice). `page_id + 0` keeps
-    -- the planner from scanning documents_page_id_idx and sorting every chunk of the version instead.
-    SELECT d.id, d.embedding::vector({dim}) <=> %(vector)s::vector({dim}) AS distance
-    FROM documents d
-    WHERE d.page_id + 0 = ANY(ARRAY(SELECT id FROM pages WHERE version_id = ANY(%(versions)s)))
-      AND vector_dims(d.embedding) = {dim}
-    ORDER BY distance LIMIT %(candidates)s
-), vec AS (
-    SELECT id, row_number() OVER (ORDER BY distance, id) AS rank FROM nearest
-), qterms AS (
-    SELECT term, sum(tf)::float8 AS qtf FROM docsbot_terms(%(text)s) GROUP BY term
-), stats AS MATERIALIZED (
+WITH stats AS MATERIALIZED (
     -- computed once: inlined into the BM25 join, the fallback sub-selects of a version without lexical_stats (a
     -- first index still running or interrupted) ran once per posting row: minutes per query on the Python docs
     SELECT v.id AS version_id,
@@ -811,6 +803,26 @@ WITH nearest AS MATERIALIZED (
            coalesce(ls.avg_len, (SELECT avg(length(d.content) + length(d.context)) FROM documents d
                                  JOIN pages p ON p.id = d.page_id WHERE p.version_id = v.id), 1.0) AS avg_len
     FROM unnest(%(versions)s::bigint[]) AS v(id) LEFT JOIN lexical_stats ls ON ls.version_id = v.id
+), vec_versions AS MATERIALIZED (
+    -- versions whose chunks are ranked by vector too: those with at least `vector_share` of their chunks embedded
+    -- (the waiting ones are read through documents_unembedded_idx: nothing to read once the queue is drained)
+    SELECT s.version_id FROM stats s
+    WHERE (SELECT count(*) FROM documents d JOIN pages p ON p.id = d.page_id
+           WHERE d.embedding IS NULL AND p.version_id = s.version_id) <= (1 - %(vector_share)s) * s.docs
+), nearest AS MATERIALIZED (
+    -- ORDER BY + LIMIT straight over the HNSW scan (the version is a filter, not a join, so the iterative scan
+    -- stops after `candidates` rows); relaxed order, re-sorted below (pgvector's advice). `page_id + 0` keeps
+    -- the planner from scanning documents_page_id_idx and sorting every chunk of the version instead.
+    SELECT d.id, d.embedding::vector({dim}) <=> %(vector)s::vector({dim}) AS distance
+    FROM documents d
+    WHERE d.page_id + 0 = ANY(ARRAY(SELECT id FROM pages
+                                    WHERE version_id = ANY(ARRAY(SELECT version_id FROM vec_versions))))
+      AND vector_dims(d.embedding) = {dim}
+    ORDER BY distance LIMIT %(candidates)s
+), vec AS (
+    SELECT id, row_number() OVER (ORDER BY distance, id) AS rank FROM nearest
+), qterms AS (
+    SELECT term, sum(tf)::float8 AS qtf FROM docsbot_terms(%(text)s) GROUP BY term
 ), qpost AS MATERIALIZED (
     -- every posting of a query term (scanned once; chunk BM25 and page BM25 both read it). An array, not `IN
     -- (SELECT ...)`: the planner guesses 200 rows for docsbot_terms() and, once postings holds a few libraries,
@@ -962,7 +974,8 @@ def search(
     """Hybrid search, fused by weighted reciprocal rank fusion (score = Σ w / (rrf_k + rank)) of:
 
     - the ``candidates`` nearest chunks by cosine distance to ``vector`` (the query's embedding; HNSW with
-      iterative scan, so version filters do not starve it);
+      iterative scan, so version filters do not starve it), of the versions with at least ``vector_share`` of their
+      chunks embedded (a version whose chunks still wait for their vectors is ranked by the other lists alone);
     - the ``lex_candidates`` best chunks by BM25 over ``postings`` (english lexemes and whole identifiers of each
       chunk's text and context line, kept by a trigger; per-version statistics in ``lexical_stats``);
     - pages whose symbol table (``symbols``) defines a word of the query: a bonus by how specific the match is

@@ -248,3 +248,28 @@ def test_a_word_of_letters_and_digits_counts_as_an_identifier(conn, database_url
     assert top[0] == "http://h/CMP0036.html" and "http://h/build_name.html" in top
     ungated = [h.url for h in search(conn, version, "policy CMP0036", k=3, per_page=True, ident_miss=1.0)]
     assert "http://h/build_name.html" not in ungated  # the sibling policies win without the rule
+
+
+def test_a_version_still_waiting_for_most_vectors_is_ranked_by_its_text_alone(conn, database_url, version):
+    """Text first: while a version's queue fills, the chunks embedded early would be found by two lists and the
+    waiting ones by one, so an early page outranked the page a query names (seen in tests/test_faults.py: page 0
+    above page 37). Below ``vector_share`` of its chunks embedded, a version is ranked by BM25 and symbols alone;
+    once (nearly) every chunk has its vector, hybrid ranking again."""
+    pages = [
+        page(version.id, f"p{i}", [(f"Part {k}", f"Paragraph {k} of page {i} in the first edition. " + FILLER, None)
+                                   for k in range(3)])
+        for i in range(20)
+    ]  # fmt: skip
+    save(database_url, pages)
+    conn.execute("UPDATE documents SET embedding = NULL WHERE page_id IN (SELECT id FROM pages WHERE url ~ 'p1[0-9]')")
+    query = "Paragraph 2 of page 17"
+    mixed = search(conn, version, query, per_page=True, vector_share=0.0)  # as before: every embedded chunk
+    assert mixed[0].url != "http://h/p17.html"  # the bias this guards against (an embedded page above it)
+    hits = search(conn, version, query, per_page=True)
+    assert hits[0].url == "http://h/p17.html"
+    assert [h.url for h in hits] == [h.url for h in search(conn, version, query, per_page=True, candidates=0)]
+
+    conn.execute("UPDATE documents SET embedding = (SELECT embedding FROM documents WHERE embedding IS NOT NULL "
+                 "LIMIT 1) WHERE embedding IS NULL")  # fmt: skip
+    nearest = search(conn, version, "Paragraph 0 of page 3", per_page=True, lex_candidates=0, w_sym=0, w_sym_word=0)
+    assert nearest  # every chunk embedded: the vector list ranks again (the only list left here)
