@@ -9,12 +9,17 @@ chunks without a vector wait in the embedding queue, which the run's worker drai
 from __future__ import annotations
 
 import logging
+import os
+import tempfile
 from typing import TYPE_CHECKING
 
-from docsbot.chunking import Chunker, context_line, embed_key, embed_text
+from scrapy import signals
+
+from docsbot.chunking import context_line, embed_key, embed_text
 from docsbot.db import StoreUnavailable
 from docsbot.items import Chunk, PageGone, PageItem
 from docsbot.run import PageNotStored, index_context
+from docsbot.workers import ChunkerSpec, ExtractionPool, ExtractionWorkerDied
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -35,34 +40,63 @@ class ChunkPipeline:
     """
 
     def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
         self.context = index_context(crawler)
         self.context_tokens = crawler.settings.getint("DOCSBOT_CONTEXT_TOKENS")
         self.chunk_tokens = crawler.settings.getint("DOCSBOT_CHUNK_TOKENS")
-        self._chunker: Chunker | None = None
+        self._spec: ChunkerSpec | None = None
+        self._files: tempfile.TemporaryDirectory | None = None
+        self._inline: ExtractionPool | None = None
+        crawler.signals.connect(self.close, signal=signals.spider_closed)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ChunkPipeline:
         return cls(crawler)
 
-    def chunker(self) -> Chunker:
-        """Built on the first changed page (loading the tokenizer is not free; an unchanged refresh needs none)."""
-        if self._chunker is None:
+    def spec(self) -> ChunkerSpec:
+        """Built on the first changed page (loading the tokenizer is not free; an unchanged refresh needs none):
+        the embedder's tokenizer saved to a file the workers load once."""
+        if self._spec is None:
             embedder = self.context.embedder
             tokenizer = embedder.tokenizer()
             room = embedder.max_tokens - self.context_tokens
-            self._chunker = Chunker(min(room, self.chunk_tokens) if self.chunk_tokens > 0 else room, tokenizer)
-        return self._chunker
+            size = min(room, self.chunk_tokens) if self.chunk_tokens > 0 else room
+            path = None
+            if tokenizer is not None:
+                self._files = tempfile.TemporaryDirectory(prefix="docsbot-chunker-")
+                path = os.path.join(self._files.name, "tokenizer.json")
+                tokenizer.save(path)
+            self._spec = ChunkerSpec(size, path)
+        return self._spec
 
-    def process_item(self, item: PageItem | PageGone, spider: object = None) -> PageItem | PageGone:
+    def close(self) -> None:
+        if self._files is not None:
+            self._files.cleanup()
+            self._files = None
+
+    def _pool(self) -> ExtractionPool:
+        """The spider's extraction pool (chunking is as costly as extraction: it runs in the same workers)."""
+        pool = getattr(self.crawler.spider, "extractor", None)
+        if pool is None:
+            if self._inline is None:
+                self._inline = ExtractionPool("inline", 1)
+            pool = self._inline
+        return pool
+
+    async def process_item(self, item: PageItem | PageGone, spider: object = None) -> PageItem | PageGone:
         if not isinstance(item, PageItem):
             return item
         if self.context.ledger.content_unchanged(item.page_id, item.stored_hash, item.content_hash):
             item.changed = False
             return item
+        try:
+            chunks = await self._pool().chunk(item.markdown, list(item.anchors), self.spec(), item.url)
+        except ExtractionWorkerDied as exc:  # a crash or a timeout: the stored copy is kept, the page counted failed
+            raise PageNotStored(f"not chunked: {exc}", "extract") from exc
         context_chars = self.context_tokens * 4
         model = self.context.embedder.name
         item.chunks = []
-        for c in self.chunker().chunks(item.markdown, item.anchors):
+        for c in chunks:
             context = context_line(item.title, c.heading_path)
             cut = context_chars if len(context) > context_chars else None
             text = embed_text(context, c.content, cut)

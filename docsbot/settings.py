@@ -76,6 +76,9 @@ DOCSBOT_TOKENIZER_PATH = os.environ.get("DOCSBOT_TOKENIZER_PATH", "")  # tokeniz
 # own, which drains the version's queue before the run ends (the run waits for it, and says so); 0 leaves every
 # vector to `docsbot embed` (the run then ends with exit code 4: its vectors are pending).
 DOCSBOT_CRAWL_EMBED_WORKERS = _env_number("DOCSBOT_CRAWL_EMBED_WORKERS", "1")
+# The crawl's worker embeds once every page is stored (text first: searchable sooner, vectors no later on a machine the
+# crawl keeps busy); 1 embeds beside the crawl, for cores the crawl leaves idle or an endpoint that embeds elsewhere.
+DOCSBOT_EMBED_DURING_CRAWL = _env_number("DOCSBOT_EMBED_DURING_CRAWL", "0") > 0
 # Chunks per claim (one transaction): about 10 s of the CPU model's work; a refresh replacing one of those pages
 # waits for it at most that long.
 DOCSBOT_EMBED_CLAIM = _env_number("DOCSBOT_EMBED_CLAIM", "256")

@@ -56,11 +56,13 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pebble import ProcessExpired, ProcessPool
 from scrapy import signals
 
+from docsbot.chunking import Chunker, TextChunk
 from docsbot.errors import DocsbotError
 from docsbot.extract import ExtractedPage, extract_page
 
@@ -70,7 +72,15 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
 
-__all__ = ["ExtractionPool", "ExtractionTimeout", "ExtractionWorkerDied", "POOL_KINDS", "extract_body"]
+__all__ = [
+    "POOL_KINDS",
+    "ChunkerSpec",
+    "ExtractionPool",
+    "ExtractionTimeout",
+    "ExtractionWorkerDied",
+    "chunk_markdown",
+    "extract_body",
+]
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -97,11 +107,39 @@ def extract_body(body: bytes, url: str, encoding: str | None) -> ExtractedPage:
     return extract_page(body, url, encoding=encoding)
 
 
+@dataclass(frozen=True)
+class ChunkerSpec:
+    """How a worker builds the run's :class:`~docsbot.chunking.Chunker`: chunks of at most ``max_tokens`` tokens
+    of the tokenizer saved at ``tokenizer_file`` (a ``tokenizer.json``; ``None``: characters / 4). A path, not the
+    tokenizer: a task pickles a few bytes, and each worker loads the file once."""
+
+    max_tokens: int
+    tokenizer_file: str | None = None
+
+
+_chunkers: dict[ChunkerSpec, Chunker] = {}
+
+
+def chunk_markdown(markdown: str, anchors: list[tuple[int, str]], spec: ChunkerSpec) -> list[TextChunk]:
+    """:meth:`Chunker.chunks <docsbot.chunking.Chunker.chunks>` with the chunker ``spec`` describes, built once per
+    process: what a worker runs. About 60 ms of CPU per Python-docs page here (semantic-text-splitter sizing with
+    the model's tokenizer), as much as extracting it: on the reactor thread it held a full index's crawl."""
+    chunker = _chunkers.get(spec)
+    if chunker is None:
+        tokenizer = None
+        if spec.tokenizer_file is not None:
+            from tokenizers import Tokenizer
+
+            tokenizer = Tokenizer.from_file(spec.tokenizer_file)
+        chunker = _chunkers[spec] = Chunker(spec.max_tokens, tokenizer)
+    return chunker.chunks(markdown, anchors)
+
+
 def _mp_context() -> multiprocessing.context.BaseContext:
     if "forkserver" in multiprocessing.get_all_start_methods():
         ctx = multiprocessing.get_context("forkserver")
         # The fork server imports extraction once (not the parent's __main__); workers are forked from it.
-        ctx.set_forkserver_preload(["docsbot.extract"])
+        ctx.set_forkserver_preload(["docsbot.extract", "docsbot.chunking"])
         return ctx
     return multiprocessing.get_context("spawn")
 
@@ -180,6 +218,16 @@ class ExtractionPool:
         if self.kind == "inline":
             return extract_body(body, url, encoding)
         return await self._run(url, extract_body, body, url, encoding)
+
+    async def chunk(
+        self, markdown: str, anchors: list[tuple[int, str]], spec: ChunkerSpec, url: str
+    ) -> list[TextChunk]:
+        """The chunks of a page's Markdown (:func:`chunk_markdown`), in the pool like its extraction. Raises
+        :class:`ExtractionTimeout` and :class:`ExtractionWorkerDied` (``url`` names the page in them)."""
+        self._count("docsbot/extract/chunked")
+        if self.kind == "inline":
+            return chunk_markdown(markdown, anchors, spec)
+        return await self._run(f"the chunks of {url}", chunk_markdown, markdown, anchors, spec)
 
     async def _run(self, what: str, func: Callable[..., T], *args: Any) -> T:
         """``func(*args)`` in the pool; ``what`` names the task in errors. Raises :class:`ExtractionTimeout` and

@@ -16,11 +16,11 @@ LAYERS = (
     grimp.Layer(
         "docsbot.middlewares",
         "docsbot.pipelines",
-        "docsbot.workers",
         "docsbot.retry",
         "docsbot.logformatter",
         independent=True,
     ),  # Scrapy components
+    "docsbot.workers",  # the extraction and chunking pool the spider and the chunk pipeline share
     "docsbot.run",  # the run extension
     grimp.Layer("docsbot.search", "docsbot.vectors", independent=True),
     "docsbot.db",
