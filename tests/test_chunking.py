@@ -1,11 +1,13 @@
 from __future__ import annotations
 
 import json
+import random
+import string
 
 import pytest
 from tokenizers import Tokenizer
 
-from docsbot.chunking import Chunker, context_line, embed_text
+from docsbot.chunking import Chunker, _TokenCounts, _words_are_local, context_line, embed_text
 
 MD = (
     """# Tasks
@@ -126,10 +128,127 @@ def test_chunks_carry_the_anchor_of_the_heading_or_definition_they_sit_under():
         + "\n".join(f"x = {i}" for i in range(200))
         + "\n```\n\n### Third\n\ngamma"
     )
-    anchors = [(md.index("Title"), "top"), (md.index("First"), "first"), (md.index("Second"), "second"),
-               (md.index("Third"), "third")]  # fmt: skip
+    anchors = [
+        (md.index("Title"), "top"),
+        (md.index("First"), "first"),
+        (md.index("Second"), "second"),
+        (md.index("Third"), "third"),
+    ]
     chunks = Chunker(64).chunks(md, anchors)
     by_heading = {c.heading_path[-1]: c.anchor for c in chunks}
     assert by_heading == {"Title": "top", "First": "first", "Second": "second", "Third": "third"}
     assert len([c for c in chunks if c.heading_path[-1] == "Second"]) > 1  # code pre-split moved offsets
     assert all(c.anchor is None for c in Chunker(64).chunks(md))
+
+
+def _wordpiece(normalizer: dict | None = None, pre_tokenizer: dict | None = None) -> Tokenizer:
+    """A BERT-style tokenizer (BertNormalizer, BertPreTokenizer, WordPiece) whose vocabulary makes words of
+    several pieces ("asyncio" is as ##yn ##cio), with padding and truncation on, as model tokenizers ship."""
+    pieces = ["as", "##yn", "##cio", "task", "##s", "create", "gather", "run", "##ner", "中", "文", "é"]
+    letters = list(string.ascii_lowercase + string.digits + string.punctuation)
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", *pieces, *letters, *(f"##{c}" for c in letters)]
+    return Tokenizer.from_str(
+        json.dumps(
+            {
+                "version": "1.0",
+                "truncation": {"max_length": 16, "strategy": "LongestFirst", "stride": 0, "direction": "Right"},
+                "padding": {
+                    "strategy": {"Fixed": 16},
+                    "direction": "Right",
+                    "pad_to_multiple_of": None,
+                    "pad_id": 0,
+                    "pad_type_id": 0,
+                    "pad_token": "[PAD]",
+                },
+                "added_tokens": [],
+                "normalizer": normalizer
+                or {
+                    "type": "BertNormalizer",
+                    "clean_text": True,
+                    "handle_chinese_chars": True,
+                    "strip_accents": None,
+                    "lowercase": True,
+                },
+                "pre_tokenizer": pre_tokenizer or {"type": "BertPreTokenizer"},
+                "post_processor": None,
+                "decoder": None,
+                "model": {
+                    "type": "WordPiece",
+                    "unk_token": "[UNK]",
+                    "continuing_subword_prefix": "##",
+                    "max_input_chars_per_word": 100,
+                    "vocab": {w: i for i, w in enumerate(vocab)},
+                },
+            }
+        )
+    )
+
+
+NASTY = (
+    "# Asyncio tasks\n\nCreate tasks with `asyncio.create_task(coro)`; gather them: asyncio.gather(*aws).\n\n"
+    "    - an indented item about runners\n    - another, with ÉCOLE and café\n\n"
+    "中文 text beside asyncio\n\n"
+    + "asyncio " * 40
+    + "\n\n"
+    + "x" * 900
+    + "\n\n## Tasks\n\n"
+    + "runner tasks run. " * 30
+    + "\n\n| a | b |\n| --- | --- |\n| create_task | gather |\n"
+)
+
+
+def test_token_counts_of_substrings_are_the_tokenizers_own():
+    """_TokenCounts answers the size of any substring from one encoding of the text: exactly what the tokenizer
+    says of the substring alone, between words and inside one (a cut inside a word is tokenized anew)."""
+    tokenizer = _wordpiece()
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    counts = _TokenCounts(tokenizer, NASTY)
+    rng = random.Random(5)
+    spans = [(0, len(NASTY))] + [tuple(sorted(rng.sample(range(len(NASTY) + 1), 2))) for _ in range(3000)]
+    for a, b in spans:
+        assert counts.count(a, b) == len(tokenizer.encode(NASTY[a:b], add_special_tokens=False).ids), (a, b)
+    assert counts.count(5, 5) == 0
+
+
+def test_counted_sizes_make_the_same_chunks_as_the_splitters_own():
+    """Sizing by one encoding per page changes no chunk: a tokenizer whose normalizer reaches across words (a
+    Replace normalizer, here replacing a string the text does not hold) is sized by the splitter itself."""
+    local = _wordpiece()
+    bert = {
+        "type": "BertNormalizer",
+        "clean_text": True,
+        "handle_chinese_chars": True,
+        "strip_accents": None,
+        "lowercase": True,
+    }
+    replace = {"type": "Replace", "pattern": {"String": "@@never@@"}, "content": "x"}
+    sized_by_splitter = _wordpiece(normalizer={"type": "Sequence", "normalizers": [bert, replace]})
+    assert _words_are_local(local)
+    assert not _words_are_local(sized_by_splitter)
+    markdown = MD + "\n\n" + NASTY + "\n\n" + NASTY.replace("# Asyncio", "## Again")
+    for limit in (16, 24, 64, 200):
+        fast = Chunker(limit, local).chunks(markdown)
+        slow = Chunker(limit, sized_by_splitter).chunks(markdown)
+        assert [(c.content, c.heading_path, c.offset) for c in fast] == [
+            (c.content, c.heading_path, c.offset) for c in slow
+        ]
+        assert len(fast) > 3
+
+
+def test_tokenizers_that_fold_spaces_into_words_are_sized_by_the_splitter():
+    """Byte-level BPE and SentencePiece put the space before a word into its first token: a word's tokens then
+    depend on what precedes it, and the substring counts would be wrong."""
+    assert not _words_are_local(
+        _wordpiece(
+            pre_tokenizer={"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
+        )
+    )
+    metaspace = {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": True}
+    tokenizer = _wordpiece(pre_tokenizer=metaspace)
+    assert not _words_are_local(tokenizer)
+    assert _words_are_local(_wordpiece(pre_tokenizer={"type": "Sequence", "pretokenizers": [{"type": "Whitespace"}]}))
+    chunks = Chunker(32, tokenizer).chunks(NASTY)
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    assert all(len(tokenizer.encode(c.content, add_special_tokens=False).ids) <= 32 for c in chunks)

@@ -72,6 +72,35 @@ def test_token_limit_is_the_trained_256(embedder):
     assert max(len(tokenizer.encode(c.content, add_special_tokens=False).ids) for c in chunks) <= 224
 
 
+PYTHON_DOCS = Path("/usr/share/doc/python3.11/html/library")
+
+
+@pytest.mark.skipif(not PYTHON_DOCS.is_dir(), reason="no Python docs: apt-get install python3.11-doc (make corpora)")
+def test_chunks_sized_from_one_encoding_are_the_splitters_on_real_pages(embedder):
+    """The model's tokenizer (BERT's pre-tokenizer) is sized from one encoding per page; the same tokenizer with a
+    normalizer that could reach across words (a Replace of a string no page holds) is sized by semantic-text-
+    splitter itself, each candidate tokenized anew. Every chunk of 40 real library pages is the same."""
+    from docsbot.chunking import _words_are_local
+    from docsbot.extract import extract_page
+
+    tokenizer = embedder.tokenizer()
+    config = json.loads(tokenizer.to_str())
+    replace = {"type": "Replace", "pattern": {"String": "@@never@@"}, "content": "x"}
+    config["normalizer"] = {"type": "Sequence", "normalizers": [config["normalizer"], replace]}
+    by_splitter = type(tokenizer).from_str(json.dumps(config))
+    assert _words_are_local(tokenizer) and not _words_are_local(by_splitter)
+    pages = [extract_page(p.read_bytes(), f"http://h/{p.name}") for p in sorted(PYTHON_DOCS.glob("*.html"))[:40]]
+    fast, slow = Chunker(224, tokenizer), Chunker(224, by_splitter)
+    total = 0
+    for page in pages:
+        chunks = fast.chunks(page.markdown, page.anchors)
+        assert [(c.content, c.heading_path, c.anchor) for c in chunks] == [
+            (c.content, c.heading_path, c.anchor) for c in slow.chunks(page.markdown, page.anchors)
+        ]
+        total += len(chunks)
+    assert total > 1000
+
+
 def test_missing_model_directory_is_a_clear_error(tmp_path):
     from docsbot.embedding import EmbeddingModelError
 
