@@ -108,6 +108,25 @@ def test_a_page_is_written_in_one_transaction(conn, database_url):
     assert conn.execute("SELECT etag FROM pages WHERE id = %s", (page_id,)).fetchone()[0] == '"v1"'
 
 
+def test_postings_count_each_term_of_a_chunk_in_its_text_and_its_context_line(conn, database_url):
+    """The postings trigger: one row per (chunk, term), the term's frequency in the chunk's text (tf_body) and in
+    its context line "title > headings" (tf_head), identifiers kept whole beside the `english` lexemes."""
+    version = make_version(conn)
+    item = page_item(version.id, ["Run tasks: asyncio.run runs the tasks.", "other words"])
+    item.chunks[0].context = "Tasks > Running tasks"
+    page_id = save(database_url, item)
+    rows = conn.execute(
+        "SELECT term, tf_body, tf_head, doc_len, p.page_id = %s FROM postings p JOIN documents d ON d.id = p.doc_id "
+        "WHERE d.sort_order = 0 ORDER BY term",
+        (page_id,),
+    ).fetchall()
+    text, context = item.chunks[0].content, item.chunks[0].context
+    assert {term: (body, head) for term, body, head, _, _ in rows} == {
+        "=asyncio.run": (1, 0), "=run": (1, 0), "asyncio.run": (1, 0), "run": (2, 1), "task": (2, 2),
+    }  # fmt: skip
+    assert {(length, mine) for *_, length, mine in rows} == {(len(text) + len(context), True)}
+
+
 def test_unchanged_content_writes_validators_only(conn, database_url):
     version = make_version(conn)
     page_id = save(database_url, page_item(version.id, ["first chunk"]))
