@@ -1,0 +1,67 @@
+"""Time to searchable alone: a full index until every page is stored, against the plain Scrapy crawl, alternated.
+
+`make bench` measures this ratio once, inside a run that spends most of its quarter hour embedding. This script
+measures only it, ``--repeat`` times, alternating the two so that the machine's drift falls on both: each round is
+a full index of the tree into a new library whose crawl leaves its vectors to the queue
+(``DOCSBOT_CRAWL_EMBED_WORKERS=0``: what the crawl's worker does after the last page is not part of the time),
+then the plain crawl of bench/bare_spider.py. Time to searchable is the index's whole-process wall time less what
+it spent after every page was stored (``elapsed_seconds - searchable_seconds`` of its run row), as `make bench`
+counts it. Prints each round, the medians and their ratio (target: <= 1.5).
+
+    .venv/bin/python bench/searchable.py [--repeat 3] [--site /usr/share/doc/python3.11/html]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.run import Bench  # noqa: E402
+
+TARGET = 1.5
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--site", default="/usr/share/doc/python3.11/html", help="docs tree to copy and serve")
+    parser.add_argument("--workdir", default=str(ROOT / ".build/bench-searchable"))
+    parser.add_argument("--port", type=int, default=8391)
+    parser.add_argument("--server", choices=["nginx", "python"], default="nginx")
+    parser.add_argument("--repeat", type=int, default=3, help="rounds of (full index, plain crawl)")
+    parser.add_argument("--embedder", help="DOCSBOT_EMBEDDER override (the chunker sizes by its tokenizer)")
+    args = parser.parse_args()
+
+    bench = Bench(args)
+    bench.setup()
+    bench.env["DOCSBOT_CRAWL_EMBED_WORKERS"] = "0"
+    root = f"{bench.url}index.html"
+    searchable: list[float] = []
+    plain: list[float] = []
+    try:
+        print(f"time to searchable: {args.site} served at {bench.url} by {args.server}", flush=True)
+        for i in range(args.repeat):
+            full = bench.docsbot(f"full index #{i + 1}", f"url={root}", library=f"searchable-{i + 1}", check=False)
+            stats = full.docsbot
+            if "searchable_seconds" not in stats:
+                raise SystemExit(f"full index #{i + 1} recorded no searchable_seconds (exit {full.exit_code})")
+            searchable.append(full.wall - (stats.get("elapsed_seconds", 0) - stats["searchable_seconds"]))
+            plain.append(bench.bare(f"plain Scrapy crawl #{i + 1}", f"url={root}").wall)
+            print(f"    searchable after {searchable[-1]:.1f} s, stored {stats.get('stored', '?')} pages", flush=True)
+    finally:
+        bench.teardown()
+    ratio = statistics.median(searchable) / statistics.median(plain)
+    print(
+        f"time to searchable {', '.join(f'{s:.1f}' for s in searchable)} s; plain crawl "
+        f"{', '.join(f'{p:.1f}' for p in plain)} s; medians {statistics.median(searchable):.1f} / "
+        f"{statistics.median(plain):.1f} s = {ratio:.2f}x (target <= {TARGET})"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
