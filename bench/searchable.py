@@ -51,7 +51,8 @@ def main() -> int:
                 raise SystemExit(f"full index #{i + 1} recorded no searchable_seconds (exit {full.exit_code})")
             searchable.append(full.wall - (stats.get("elapsed_seconds", 0) - stats["searchable_seconds"]))
             plain.append(bench.bare(f"plain Scrapy crawl #{i + 1}", f"url={root}").wall)
-            print(f"    searchable after {searchable[-1]:.1f} s, stored {stats.get('stored', '?')} pages", flush=True)
+            new, failed = stats.get("new", 0), stats.get("failed", 0)
+            print(f"    searchable after {searchable[-1]:.1f} s: {new} pages stored, {failed} failed", flush=True)
     finally:
         bench.teardown()
     ratio = statistics.median(searchable) / statistics.median(plain)

@@ -16,7 +16,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_bench_smoke_run(tmp_path):
+def tiny_site(tmp_path):
     site = tmp_path / "site"
     site.mkdir()
     names = [f"page{i}.html" for i in range(8)]
@@ -26,6 +26,43 @@ def test_bench_smoke_run(tmp_path):
             f"<h2>Part {j}</h2><p>Page {i} explains part {j} of the tiny library in detail.</p>" for j in range(3)
         )
         (site / name).write_text(html_page(f"Page {i}", body, ["index.html"]))
+    return site
+
+
+def test_searchable_bench_smoke_run(tmp_path):
+    """bench/searchable.py: full indexes (text only) alternated with the plain crawl, and their ratio."""
+    site = tiny_site(tmp_path)
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench/searchable.py"),
+            "--site",
+            str(site),
+            "--server",
+            "python",
+            "--port",
+            str(free_port()),
+            "--repeat",
+            "2",
+            "--workdir",
+            str(tmp_path / "w"),
+            "--embedder",
+            "tests.embedders.HashingEmbedder",
+        ],  # fmt: skip
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert result.stdout.count("pages stored, 0 failed") == 2
+    assert "searchable after" in result.stdout and "9 pages stored" in result.stdout
+    assert "plain Scrapy crawl #2" in result.stdout
+    assert "(target <= 1.5)" in result.stdout.splitlines()[-1]
+
+
+def test_bench_smoke_run(tmp_path):
+    site = tiny_site(tmp_path)
     report = tmp_path / "BENCHMARKS.md"
     result = subprocess.run(
         [
