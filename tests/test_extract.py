@@ -1,9 +1,10 @@
 from __future__ import annotations
 
+import lxml.etree
 import pytest
 
 from docsbot.chunking import Chunker
-from docsbot.extract import ExtractionError, Symbol, content_hash, extract_page
+from docsbot.extract import ExtractionError, Symbol, content_hash, extract_page, is_chrome, parse_html
 
 SPHINX = """<!DOCTYPE html><html><head><title>asyncio — Python 3.11 documentation</title>
 <link rel="canonical" href="https://docs.python.org/3/library/asyncio-task.html"></head><body>
@@ -567,3 +568,25 @@ def test_highlighted_code_keeps_its_text_and_language():
     page = extract_page(html, "http://h/p.html")
     assert "```python3\nimport asyncio\nx = 1  # *one*\n```" in page.markdown
     assert "Call `asyncio.run()` a_b." in page.markdown
+
+
+@pytest.mark.parametrize(
+    ("markup", "chrome"),
+    [
+        ("<nav><p>x</p></nav>", ["nav"]),
+        ("<header>site</header><main><header><h1>T</h1></header></main>", ["header"]),
+        ("<section><header><h1>T</h1></header></section>", []),
+        ("<aside>sidebar</aside><div role='main'><aside>footnote</aside></div>", ["aside"]),
+        ("<main><section><aside>topic</aside></section></main>", []),
+        ("<div role='search'>s</div><div aria-hidden='true'>h</div><div id='footer'>f</div>", ["div", "div", "div"]),
+        ("<h2>T<a class='headerlink' href='#t'>¶</a></h2><p class='headerlink'>kept</p>", ["a"]),
+        ("<div class='a  sphinxsidebar\tb'>s</div><div class='sphinxsidebarwrapper'>kept</div>", ["div"]),
+        ("<div class='x-edit-this-page'>e</div><div class='rst-footer-buttons'>b</div>", ["div", "div"]),
+        ("<summary class='hideme'>Expand</summary><summary>kept</summary>", ["summary"]),
+        ("<div class='navheader'>n</div><div class='navheader x'>kept</div>", ["div"]),
+        ("<span class='rightside'>1.0</span><a class='srclink'>src</a>", ["span", "a"]),
+    ],
+)
+def test_is_chrome_picks_the_page_chrome_in_document_order(markup, chrome):
+    doc = parse_html(f"<html><body>{markup}</body></html>")
+    assert [el.tag for el in doc.iter(lxml.etree.Element) if is_chrome(el)] == chrome
