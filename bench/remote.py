@@ -189,14 +189,14 @@ class RemoteBench:
             proc.terminate()
             proc.wait(timeout=10)
         if self.pg is not None:
-            from docsbot import embedded_pg
+            from docsbot.store import embedded
 
-            embedded_pg.stop(self.work / "pg")
+            embedded.stop(self.work / "pg")
 
     def conn(self):
-        from docsbot import db
+        from docsbot import store
 
-        return db.connect(self.pg.get_uri(), autocommit=True)
+        return store.connect(self.pg.get_uri(), autocommit=True)
 
     def index_text_only(self) -> None:
         cmd = [sys.executable, "-m", "scrapy", "crawl", "docs", "-a", f"url={self.site_url}{self.args.root}",

@@ -5,7 +5,7 @@
     python bench/scale.py replicate DSN LIBRARY COPIES NEW_LIBRARY
 
 ``ledger`` does in one process what a refresh does before its first response: loads the version's stored pages
-(:meth:`docsbot.db.PageStore.stored_pages`), builds the :class:`~docsbot.refresh.RefreshLedger`, plans the seeds
+(:meth:`docsbot.store.PageStore.stored_pages`), builds the :class:`~docsbot.refresh.RefreshLedger`, plans the seeds
 and builds one Scrapy request per seed as the spider does. (Scrapy's engine reads ``start()`` ahead into the
 scheduler's queue whenever the downloader is full, so a refresh used to hold a request for every stored page; the
 spider's seeds now wait for the scheduler to run dry, so the requests counted here are an upper bound.) It
@@ -52,13 +52,13 @@ async def ledger(dsn: str, library: str) -> dict[str, Any]:
     """The refresh's per-page state for ``library``; sizes in MiB."""
     import scrapy
 
-    from docsbot import db
+    from docsbot import store
     from docsbot.refresh import RefreshLedger
     from docsbot.urls import Scope
 
-    with db.connect(dsn, autocommit=True) as conn:
+    with store.connect(dsn, autocommit=True) as conn:
         version_id, root = _version(conn, library)
-    store = db.PageStore(dsn, 1)
+    store = store.PageStore(dsn, 1)
     await store.open()
     base = _status_kib("VmRSS")
     stored = await store.stored_pages(version_id)
@@ -100,9 +100,9 @@ async def ledger(dsn: str, library: str) -> dict[str, Any]:
 def replicate(dsn: str, library: str, copies: int, new_library: str) -> int:
     """Copy ``library``'s first version ``copies`` times into ``new_library`` (replaced if it exists); returns
     the number of pages written."""
-    from docsbot import db
+    from docsbot import store
 
-    with db.connect(dsn, autocommit=True) as conn:
+    with store.connect(dsn, autocommit=True) as conn:
         version_id, root = _version(conn, library)
         prefix = root.rsplit("/", 1)[0] + "/"
         conn.execute("DELETE FROM libraries WHERE name = %s", (new_library,))

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     from tokenizers import Tokenizer
 
-__all__ = ["Chunker", "TextChunk", "context_line", "embed_key", "embed_text"]
+__all__ = ["Chunker", "TextChunk", "context_line", "embed_key", "embed_text", "markdown_headings"]
 
 CHARS_PER_TOKEN = 4  # sizing by characters when no tokenizer is given
 _FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
@@ -119,7 +119,7 @@ class Chunker:
         """
         text = self._split_long_code_blocks(markdown)
         located = _locate_anchors(markdown, text, anchors)
-        headings = _headings(text)
+        headings = markdown_headings(text)
         counts = _TokenCounts(self._tokenizer, text) if self._tokenizer is not None else None
         pieces: list[tuple[int, str]] = []
         for start, end in self._groups(text, headings, counts):
@@ -304,7 +304,7 @@ def _locate_anchors(original: str, text: str, anchors: Sequence[tuple[int, str]]
     return out
 
 
-def _headings(text: str) -> list[tuple[int, int, str]]:
+def markdown_headings(text: str) -> list[tuple[int, int, str]]:
     """(character offset, level, text) of each ATX heading outside fenced code."""
     found: list[tuple[int, int, str]] = []
     offset = 0

@@ -14,12 +14,13 @@ import json
 import sys
 import textwrap
 import threading
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from docsbot.config import ProjectSettings
 from docsbot.errors import DocsbotError
 
-# docsbot.db (psycopg, numpy: about 0.3 s) and docsbot.search are imported inside the commands: `docsbot search`
+# docsbot.store (psycopg, numpy: about 0.3 s) and docsbot.service are imported inside the commands: `docsbot search`
 # starts loading the query model on a thread first, and its imports run while the model loads.
 
 if TYPE_CHECKING:
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     import psycopg
 
     from docsbot.embedding import Embedder
+    from docsbot.service import DocsIndex, RunInfo
 
 __all__ = ["main"]
 
@@ -39,17 +41,17 @@ def _settings() -> ProjectSettings:
 
 def _database(*, write: bool = False) -> psycopg.Connection:
     """A connection to the configured (or embedded) database. ``write``: its schema is migrated first (commands
-    that write); otherwise it is only checked (:func:`docsbot.db.check_schema`: raises ``NoSchema`` or
+    that write); otherwise it is only checked (:func:`docsbot.store.check_schema`: raises ``NoSchema`` or
     ``SchemaBehind``), so that read-only commands work with a role that may only ``SELECT``."""
-    from docsbot import db
+    from docsbot import store
 
     settings = _settings()
-    conn = db.connect(db.resolve_dsn(settings), retry=db.RetryPolicy.from_settings(settings))
+    conn = store.connect(store.resolve_dsn(settings), retry=store.RetryPolicy.from_settings(settings))
     try:
         if write:
-            db.migrate(conn)
+            store.migrate(conn)
         else:
-            db.check_schema(conn)
+            store.check_schema(conn)
     except BaseException:
         conn.close()
         raise
@@ -85,14 +87,14 @@ def cmd_search(args: argparse.Namespace) -> int:
     embedder = load_embedder(settings)  # the query path imports neither fastembed nor scrapy
     loading = _load_in_background(embedder)
     try:
-        from docsbot import db
-        from docsbot.search import Searcher, UnknownLibrary
+        from docsbot import store
+        from docsbot.service.search import Searcher, UnknownLibrary
 
-        dsn = db.resolve_dsn(settings)
-        with db.connect(dsn) as conn:
+        dsn = store.resolve_dsn(settings)
+        with store.connect(dsn) as conn:
             try:
-                db.check_schema(conn)
-            except db.NoSchema as exc:
+                store.check_schema(conn)
+            except store.NoSchema as exc:
                 print(f"docsbot: {exc}", file=sys.stderr)
                 return 1
         with Searcher(dsn, embedder, pool_size=1) as searcher:
@@ -116,72 +118,82 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0 if results else 1
 
 
-def _run_line(run: dict) -> str:
-    s = run["stats"] or {}
-    state = run["state"]
-    when = f"{run['started_at']:%Y-%m-%d %H:%M} {run['mode']:<7}"
-    if state == "running":
+def _run_line(run: RunInfo) -> str:
+    c = run.counts
+    when = f"{datetime.fromisoformat(run.started_at):%Y-%m-%d %H:%M} {run.mode:<7}" if run.started_at else run.mode
+    if run.state == "running":
         return f"{when}: running"
-    if state == "interrupted":
+    if run.state == "interrupted":
         return f"{when}: interrupted (the process ended before the run recorded its end; pages it stored stay stored)"
-    took = f"{s.get('elapsed_seconds', 0):.1f} s"
+    took = f"{run.elapsed_seconds:.1f}" if run.elapsed_seconds is not None else "?"
     line = (
-        f"{when}: {s.get('unchanged', 0)} unchanged, {s.get('modified', 0)} modified, {s.get('new', 0)} new, "
-        f"{s.get('deleted', 0)} deleted, {s.get('failed', 0)} failed, {s.get('chunks_embedded', 0)} chunks embedded "
-        f"in {took}: {state}"
+        f"{when}: {c.get('unchanged', 0)} unchanged, {c.get('modified', 0)} modified, {c.get('new', 0)} new, "
+        f"{c.get('deleted', 0)} deleted, {c.get('failed', 0)} failed, {c.get('chunks_embedded', 0)} chunks embedded "
+        f"in {took} s: {run.outcome}"
     )
-    return line + (f" ({run['outcome_reason']})" if run.get("outcome_reason") and state != "complete" else "")
+    return line + (f" ({run.outcome_reason})" if run.outcome_reason and run.outcome != "complete" else "")
+
+
+def _index(*, write: bool = False) -> DocsIndex:
+    """The service over the configured (or embedded) database, with no query model (these commands do not
+    search); its schema migrated first when ``write``, else checked (see :func:`_database`)."""
+    from docsbot import store
+    from docsbot.service import DocsIndex
+
+    settings = _settings()
+    _database(write=write).close()
+    return DocsIndex(settings, store.resolve_dsn(settings), allow_writes=write, pool_size=1)
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from docsbot import db
+    from docsbot import store
     from docsbot.vectors import describe_progress
 
     try:
-        with _database() as conn:
-            versions = db.version_overview(conn)
-    except db.NoSchema:
+        with _index() as index:
+            versions = index.libraries(runs=3).libraries
+    except store.NoSchema:
         versions = []
     if not versions:
         print("nothing indexed yet; index a site with `scrapy crawl docs -a url=URL`")
         return 1
     for v in versions:
-        label = db.version_label(v["library"], v["version"])
-        print(f"{label}  {v['root_url']}" + ("  (a run is in progress)" if v["running"] else ""))
-        waiting = v["chunks"] - v["vectors"]
-        print(f"  {v['pages']} pages, {v['chunks']} chunks, {v['vectors']} with a vector, model {v['embedding_model']}")
-        if waiting or v["embedding"]:
-            work = v["embedding"]
+        label = store.version_label(v.library, v.version)
+        print(f"{label}  {v.root_url}" + ("  (a run is in progress)" if v.refreshing else ""))
+        print(f"  {v.pages} pages, {v.chunks} chunks, {v.vectors} with a vector, model {v.embedding_model}")
+        if v.vectors_waiting or v.embedding:
+            work = v.embedding
             rate = work["rate"] if work else None
             who = (
                 f" ({work['workers']} worker{'s' if work['workers'] != 1 else ''} embedding)"
                 if work
                 else (" (no worker is embedding: `docsbot embed` gives them their vectors)")
             )
-            print(f"  vectors: {describe_progress(v['vectors'], waiting, rate)}{who}")
-        for run in v["runs"]:
+            print(f"  vectors: {describe_progress(v.vectors, v.vectors_waiting, rate)}{who}")
+        for run in [v.last_run, *v.recent_runs] if v.last_run else []:
             print(f"  {_run_line(run)}")
     return 0
 
 
 def cmd_delete(args: argparse.Namespace) -> int:
-    from docsbot import db
+    from docsbot.service import NotFound
 
-    with _database(write=True) as conn:
-        deleted = db.delete_version(conn, args.library, args.version)
-    if not deleted:
+    try:
+        with _index(write=True) as index:
+            removed = index.remove(args.library, args.version).removed
+    except NotFound:
         which = f"{args.library}@{args.version}" if args.version is not None else args.library
         print(f"docsbot: nothing indexed as {which}", file=sys.stderr)
         return 1
-    for label, pages in deleted:
-        print(f"deleted {label}: {pages} pages with their chunks and runs")
+    for version in removed:
+        print(f"deleted {version['version']}: {version['pages']} pages with their chunks and runs")
     return 0
 
 
 def cmd_db_stop(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from docsbot import embedded_pg
+    from docsbot.store import embedded
 
     settings = _settings()
     if settings.get("DATABASE_URL"):
@@ -191,17 +203,17 @@ def cmd_db_stop(args: argparse.Namespace) -> int:
     if not (pgdata / "PG_VERSION").is_file():
         print(f"no embedded PostgreSQL in {pgdata}")
         return 0
-    stopped = embedded_pg.stop(pgdata)
+    stopped = embedded.stop(pgdata)
     print(f"{'stopped' if stopped else 'not running:'} the embedded PostgreSQL in {pgdata}")
     return 0
 
 
 def cmd_db_migrate(args: argparse.Namespace) -> int:
-    from docsbot import db
+    from docsbot import store
 
     settings = _settings()
-    with db.connect(db.resolve_dsn(settings), retry=db.RetryPolicy.from_settings(settings)) as conn:
-        applied = db.migrate(conn)
+    with store.connect(store.resolve_dsn(settings), retry=store.RetryPolicy.from_settings(settings)) as conn:
+        applied = store.migrate(conn)
     print(f"applied migrations {', '.join(applied)}" if applied else "the database schema is up to date")
     return 0
 
@@ -212,32 +224,32 @@ def cmd_embed(args: argparse.Namespace) -> int:
     import logging
     import time
 
-    from docsbot import db
+    from docsbot import store
     from docsbot.embedding import load_embedder
-    from docsbot.vectors import EmbeddingWorker, FillStats, ModelRunner, waiting_chunks
+    from docsbot.vectors import EmbeddingWorker, FillStats, ModelRunner
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s: %(message)s", stream=sys.stderr)
     settings = _settings()
     embedder = load_embedder(settings)
-    dsn = db.resolve_dsn(settings)
+    dsn = store.resolve_dsn(settings)
     with _database(write=True) as conn:
-        versions = db.list_versions(conn, args.library, args.version)
+        versions = store.list_versions(conn, args.library, args.version)
         if args.library is not None and not versions:
-            known = ", ".join(db.version_label(v.library, v.name) for v in db.list_versions(conn)) or "none"
+            known = ", ".join(store.version_label(v.library, v.name) for v in store.list_versions(conn)) or "none"
             print(f"docsbot embed: {args.library} is not indexed; indexed: {known}", file=sys.stderr)
             return 1
         mine = [v for v in versions if v.embedding_model == embedder.name]
         other = [
-            f"{db.version_label(v.library, v.name)} ({v.embedding_model}, {n} waiting)"
+            f"{store.version_label(v.library, v.name)} ({v.embedding_model}, {n} waiting)"
             for v in versions
-            if v.embedding_model not in (None, embedder.name) and (n := waiting_chunks(conn, [v.id]))
+            if v.embedding_model not in (None, embedder.name) and (n := store.waiting_chunks(conn, [v.id]))
         ]
         scope = [v.id for v in mine] if args.library is not None else None
-        waiting = waiting_chunks(conn, scope, embedder.name) if mine else 0
+        waiting = store.waiting_chunks(conn, scope, embedder.name) if mine else 0
     if other:
         print(f"docsbot embed: not {embedder.name}'s (set DOCSBOT_EMBEDDING_MODEL to embed them): {', '.join(other)}",
               file=sys.stderr)  # fmt: skip
-    labels = ", ".join(db.version_label(v.library, v.name) for v in mine) or "nothing"
+    labels = ", ".join(store.version_label(v.library, v.name) for v in mine) or "nothing"
     if not waiting and not args.follow:
         print(f"nothing to embed: every chunk of {labels} has its vector ({embedder.name})")
         return 0
@@ -251,7 +263,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
         label=labels,
         claim=args.claim or settings.getint("DOCSBOT_EMBED_CLAIM", 256),
         slots=args.concurrency,
-        retry=db.RetryPolicy.from_settings(settings),
+        retry=store.RetryPolicy.from_settings(settings),
         progress_every=args.progress,
     )
 

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING
 from scrapy import signals
 
 from docsbot.chunking import context_line, embed_key, embed_text
-from docsbot.db import StoreUnavailable
 from docsbot.items import Chunk, PageGone, PageItem
 from docsbot.run import PageNotStored, index_context
+from docsbot.store import StoreUnavailable
 from docsbot.workers import ChunkerSpec, ExtractionPool, ExtractionWorkerDied
 
 if TYPE_CHECKING:
@@ -109,7 +109,7 @@ class ChunkPipeline:
 
 class StorePipeline:
     """Write pages to PostgreSQL, one transaction per page, text first (see
-    :meth:`docsbot.db.PageStore.save_page`): the page is searchable by its text the moment it commits, and its
+    :meth:`docsbot.store.PageStore.save_page`): the page is searchable by its text the moment it commits, and its
     chunks without a vector wake the run's embedding worker.
 
     Gone pages (:class:`PageGone`) are not deleted here but handed to the run's refresh ledger: the run extension

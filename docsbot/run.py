@@ -18,7 +18,7 @@
 - ``spider_closed``: stops the worker (a stop during the drain rolls back the claims in flight: nothing is lost),
   decides the run's outcome (:func:`docsbot.refresh.run_outcome`), records it in ``crawl_runs``, logs the one-line
   summary, closes the pool and releases the run lock. Every database step is retried alike
-  (:class:`docsbot.db.RetryPolicy`); one that still fails makes the run incomplete, never silently.
+  (:class:`docsbot.store.RetryPolicy`); one that still fails makes the run incomplete, never silently.
 
 Pages that were fetched but not stored are counted here, whatever dropped them (``item_dropped``,
 ``item_error``, ``spider_error``): ``docsbot/failed/<kind>`` (:data:`docsbot.refresh.FAILURE_KINDS`).
@@ -41,7 +41,7 @@ from scrapy.exceptions import CloseSpider, DontCloseSpider, DropItem, NotConfigu
 from scrapy.utils.conf import build_component_list
 from scrapy.utils.misc import load_object
 
-from docsbot import db
+from docsbot import store
 from docsbot.arguments import CrawlArguments, CrawlSettings, SpiderArgumentError
 from docsbot.embedding import EmbeddingModelError, load_embedder
 from docsbot.errors import DocsbotError
@@ -86,10 +86,10 @@ logger = logging.getLogger(__name__)
 class IndexContext:
     """What one crawl of one library version works with. ``ledger`` exists from ``spider_opened`` on."""
 
-    version: db.VersionRow
+    version: store.VersionRow
     args: CrawlArguments
     crawl: CrawlSettings
-    store: db.PageStore
+    store: store.PageStore
     embedder: Embedder
     scope: Scope
     render: RenderPolicy
@@ -156,7 +156,7 @@ class RunVectors:
     at once for a full index (``load_now``), which embeds for sure."""
 
     def __init__(
-        self, dsn: str, embedder: Embedder, settings: BaseSettings, version: db.VersionRow, label: str
+        self, dsn: str, embedder: Embedder, settings: BaseSettings, version: store.VersionRow, label: str
     ) -> None:
         self.runner = ModelRunner(embedder, settings.getint("DOCSBOT_EMBED_NICE", 10))
         self.worker = EmbeddingWorker(
@@ -167,7 +167,7 @@ class RunVectors:
             label=label,
             claim=settings.getint("DOCSBOT_EMBED_CLAIM", 256),
             slots=settings.getint("DOCSBOT_CRAWL_EMBED_WORKERS", 1) * max(1, getattr(embedder, "concurrency", 1)),
-            retry=db.RetryPolicy.from_settings(settings),
+            retry=store.RetryPolicy.from_settings(settings),
         )
         self.during_crawl = settings.getbool("DOCSBOT_EMBED_DURING_CRAWL", False)
         self.loading: asyncio.Future[None] | None = None
@@ -310,40 +310,40 @@ class IndexRun:
             gone = parse_gone_statuses(settings.getlist("DOCSBOT_GONE_STATUSES", sorted(GONE_STATUSES)))
         except ValueError as exc:
             raise SpiderArgumentError(str(exc)) from None
-        dsn = self._dsn = db.resolve_dsn(settings)
-        with db.connect(dsn, retry=db.RetryPolicy.from_settings(settings)) as conn:
-            db.migrate(conn)
-            existing = db.find_version(conn, args.library, args.version)
+        dsn = self._dsn = store.resolve_dsn(settings)
+        with store.connect(dsn, retry=store.RetryPolicy.from_settings(settings)) as conn:
+            store.migrate(conn)
+            existing = store.find_version(conn, args.library, args.version)
             if args.mode == "refresh":
                 if existing is None:
-                    known = ", ".join(db.version_label(v.library, v.name) for v in db.list_versions(conn))
-                    raise db.DatabaseError(
+                    known = ", ".join(store.version_label(v.library, v.name) for v in store.list_versions(conn))
+                    raise store.DatabaseError(
                         f"nothing to refresh: library {args.library!r} version {args.version!r} is not indexed "
                         f"(indexed: {known or 'none'}); index it first with -a url=ROOT_URL"
                     )
                 crawl = args.resolve(existing.root_url, existing.settings)
                 render = self._rendering(crawler, crawl.render)
-                self._lock = db.lock_version(dsn, existing)
+                self._lock = store.lock_version(dsn, existing)
                 version = existing
             else:
                 crawl = args.resolve()
                 render = self._rendering(crawler, crawl.render)
                 if existing is not None:
-                    self._lock = db.lock_version(dsn, existing)
-                version = db.upsert_version(conn, args.library, args.version, crawl.root_url, crawl.stored())
+                    self._lock = store.lock_version(dsn, existing)
+                version = store.upsert_version(conn, args.library, args.version, crawl.root_url, crawl.stored())
                 if existing is None:
-                    self._lock = db.lock_version(dsn, version)
-            db.bind_model(conn, version, embedder.name, lambda: embedder.dim)
+                    self._lock = store.lock_version(dsn, version)
+            store.bind_model(conn, version, embedder.name, lambda: embedder.dim)
         # The gone answers must reach the spider: Scrapy's HttpErrorMiddleware (built after this extension, while
         # settings are still open) drops other non-2xx responses.
         allowed = set(settings.getlist("HTTPERROR_ALLOWED_CODES")) | gone
         settings.set("HTTPERROR_ALLOWED_CODES", sorted(int(code) for code in allowed), priority="spider")
-        label = db.version_label(version.library, version.name)
+        label = store.version_label(version.library, version.name)
         context = IndexContext(
             version=version,
             args=args,
             crawl=crawl,
-            store=db.PageStore.from_settings(dsn, settings),
+            store=store.PageStore.from_settings(dsn, settings),
             embedder=embedder,
             scope=Scope.from_root(crawl.root_url),
             render=render,
@@ -395,7 +395,7 @@ class IndexRun:
         try:
             stored = await context.store.stored_pages(context.version.id)
             context.run_id = await context.store.start_run(context.version.id, context.mode)
-        except db.StoreUnavailable as exc:
+        except store.StoreUnavailable as exc:
             logger.error("%s: the run cannot start: %s", context.label, exc)
             raise CloseSpider("database_unavailable") from exc
         crawl = context.crawl
@@ -509,7 +509,7 @@ class IndexRun:
         is then incomplete) instead of raising."""
         try:
             await step
-        except db.StoreUnavailable as exc:
+        except store.StoreUnavailable as exc:
             logger.error("%s: %s", what, exc)
             self.problems.append(f"{what} ({exc})")
             return False
@@ -543,7 +543,7 @@ class IndexRun:
             return
         try:
             deleted = await context.store.delete_pages(sorted(plan.delete))
-        except db.StoreUnavailable as exc:
+        except store.StoreUnavailable as exc:
             logger.error("%s: %d pages to delete are kept: %s", context.label, len(plan.delete), exc)
             self.problems.append(f"{len(plan.delete)} deletions not applied ({exc})")
             plan.delete.clear()  # kept: still stored, so still checked
@@ -591,12 +591,12 @@ class IndexRun:
         waiting = 0
         try:
             waiting = await context.store.vectors_waiting(context.version.id)
-        except db.StoreUnavailable as exc:
+        except store.StoreUnavailable as exc:
             self.problems.append(f"the chunks without a vector could not be counted ({exc})")
         outcome = self._decide(reason, waiting)
         try:
             await context.store.finish_run(context.run_id, self._summary(reason), outcome.state, outcome.reason)
-        except db.StoreUnavailable as exc:
+        except store.StoreUnavailable as exc:
             logger.error("%s: the run's record could not be written: %s", context.label, exc)
             self.problems.append(f"the run's record was not written ({exc})")
             self._decide(reason, waiting)

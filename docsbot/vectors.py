@@ -1,6 +1,6 @@
 """The embedding queue and its workers: every chunk gets a vector, each text is embedded once per model.
 
-Pages are stored text first (:meth:`docsbot.db.PageStore.save_page`): a chunk takes over the vector already
+Pages are stored text first (:meth:`docsbot.store.PageStore.save_page`): a chunk takes over the vector already
 stored for its text (``documents.embed_hash``: sha256 of the model's name and the embedded text, so equal keys
 mean equal vectors, on any page of any version or library) or is written without one. **The chunks whose
 ``embedding`` is NULL are the queue**: no broker, nothing to keep in step. An :class:`EmbeddingWorker` drains it:
@@ -45,8 +45,9 @@ from pgvector.psycopg import register_vector_async
 from psycopg_pool import AsyncConnectionPool
 
 from docsbot.chunking import embed_key, embed_text
-from docsbot.db import RetryPolicy, StoreUnavailable
 from docsbot.embedding import EmbeddingModelError
+from docsbot.store import RetryPolicy, StoreUnavailable
+from docsbot.store import queue as chunk_queue
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -55,49 +56,9 @@ if TYPE_CHECKING:
 
     from docsbot.embedding import Embedder
 
-__all__ = ["EmbeddingWorker", "FillStats", "ModelRunner", "describe_progress", "waiting_chunks"]
+__all__ = ["EmbeddingWorker", "FillStats", "ModelRunner", "describe_progress"]
 
 logger = logging.getLogger(__name__)
-
-# Waiting chunks of the worker's model (and versions), oldest first; rows another worker holds are skipped.
-_CLAIM = """
-    SELECT d.id, d.content, d.context, (d.metadata ->> 'context_cut')::int, d.embed_hash, v.embedding_dim
-    FROM documents d
-    JOIN pages p ON p.id = d.page_id
-    JOIN versions v ON v.id = p.version_id
-    WHERE d.embedding IS NULL AND v.embedding_model = %(model)s
-      AND (%(versions)s::bigint[] IS NULL OR p.version_id = ANY(%(versions)s))
-    ORDER BY d.id
-    LIMIT %(limit)s
-    FOR UPDATE OF d SKIP LOCKED
-"""
-# A vector already stored for each text key, or NULL (one index probe per key).
-_STORED = """
-    SELECT h, (SELECT d.embedding FROM documents d WHERE d.embed_hash = h AND d.embedding IS NOT NULL LIMIT 1)
-    FROM unnest(%s::text[]) AS h
-"""
-# Every waiting chunk of these texts that no other transaction holds: the claimed ones (held by this one) and
-# equal texts elsewhere (another page, version or library). Rows held elsewhere are left to their holder: never
-# waited for, so two workers never deadlock.
-_WRITE = """
-    UPDATE documents d SET embedding = u.embedding
-    FROM unnest(%(hashes)s::text[], %(vectors)s::vector[]) AS u(embed_hash, embedding)
-    WHERE d.embed_hash = u.embed_hash AND d.embedding IS NULL
-      AND d.id IN (SELECT id FROM documents WHERE embed_hash = ANY(%(hashes)s) AND embedding IS NULL
-                   FOR UPDATE SKIP LOCKED)
-"""
-_WAITING = """
-    SELECT count(*) FROM documents d
-    JOIN pages p ON p.id = d.page_id
-    JOIN versions v ON v.id = p.version_id
-    WHERE d.embedding IS NULL AND (%(model)s::text IS NULL OR v.embedding_model = %(model)s)
-      AND (%(versions)s::bigint[] IS NULL OR p.version_id = ANY(%(versions)s))
-"""
-
-
-def waiting_chunks(conn: psycopg.Connection, version_ids: list[int] | None = None, model: str | None = None) -> int:
-    """Chunks still without a vector, of ``version_ids`` (all versions: ``None``) and ``model`` (any: ``None``)."""
-    return conn.execute(_WAITING, {"versions": version_ids, "model": model}).fetchone()[0]
 
 
 def describe_progress(done: int, waiting: int, rate: float | None) -> str:
@@ -345,8 +306,7 @@ class EmbeddingWorker:
     async def _batch(self) -> int:
         """One claim: embed and write its texts, commit. Returns the chunks claimed (0: nothing waits)."""
         async with self._pool.connection() as conn, conn.transaction():
-            cur = await conn.execute(_CLAIM, {"model": self.model, "versions": self.version_ids, "limit": self.claim})
-            rows = await cur.fetchall()
+            rows = await chunk_queue.claim_waiting(conn, self.model, self.version_ids, self.claim)
             if not rows:
                 return 0
             texts: dict[str, str] = {}
@@ -359,8 +319,7 @@ class EmbeddingWorker:
                         self._warned_hash = True
                         logger.warning("a chunk's stored text does not hash to its embed_hash (%s); embedding it", key)
                 dims.add(dim)
-            cur = await conn.execute(_STORED, (list(texts),))
-            vectors = {key: vector for key, vector in await cur.fetchall() if vector is not None}
+            vectors = await chunk_queue.stored_vectors(conn, list(texts))
             todo = [key for key in texts if key not in vectors]
             if todo:
                 order = sorted(range(len(todo)), key=lambda i: len(texts[todo[i]]))
@@ -368,8 +327,7 @@ class EmbeddingWorker:
                 self._check(computed, len(todo), dims)
                 for position, i in enumerate(order):
                     vectors[todo[i]] = computed[position]
-            cur = await conn.execute(_WRITE, {"hashes": list(vectors), "vectors": list(vectors.values())})
-            written = cur.rowcount
+            written = await chunk_queue.write_vectors(conn, vectors)
         self.stats.batches += 1
         self.stats.embedded += len(todo)
         self.stats.copied += len(texts) - len(todo)
@@ -394,13 +352,9 @@ class EmbeddingWorker:
     async def _register(self) -> None:
         with contextlib.suppress(psycopg.Error):
             async with self._pool.connection() as conn:
-                await conn.execute("DELETE FROM embed_workers WHERE updated_at < now() - interval '7 days'")
-                cur = await conn.execute(
-                    "INSERT INTO embed_workers (model, version_ids, host, pid, run_id) VALUES (%s, %s, %s, %s, %s) "
-                    "RETURNING id",
-                    (self.model, self.version_ids, socket.gethostname(), os.getpid(), self.run_id),
+                self._row_id = await chunk_queue.register_worker(
+                    conn, self.model, self.version_ids, socket.gethostname(), os.getpid(), self.run_id
                 )
-                (self._row_id,) = await cur.fetchone()
 
     async def _report(self, final: bool = False) -> None:
         """Every ``progress_every`` seconds (and at the end): count what waits, log a progress line, update the
@@ -411,13 +365,16 @@ class EmbeddingWorker:
         self._last_report = now
         try:
             async with self._pool.connection() as conn:
-                cur = await conn.execute(_WAITING, {"versions": self.version_ids, "model": self.model})
-                (self.waiting,) = await cur.fetchone()
+                self.waiting = await chunk_queue.waiting_chunks_async(conn, self.version_ids, self.model)
                 if self._row_id is not None:
-                    await conn.execute(
-                        "UPDATE embed_workers SET updated_at = now(), embedded = %s, written = %s, rate = %s, "
-                        "finished_at = CASE WHEN %s THEN now() END, error = %s WHERE id = %s",
-                        (self.stats.embedded, self.stats.written, self.rate, final, self.stats.error, self._row_id),
+                    await chunk_queue.finish_worker(
+                        conn,
+                        self._row_id,
+                        embedded=self.stats.embedded,
+                        written=self.stats.written,
+                        rate=self.rate,
+                        final=final,
+                        error=self.stats.error,
                     )
         except psycopg.Error as exc:
             logger.debug("progress of %s not recorded: %s", self.label, exc)

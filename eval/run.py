@@ -5,7 +5,7 @@ both systems answer every query of ``eval/queries/*.jsonl`` for that corpus:
 
 - **baseline**: bm25s (BM25, Lucene variant, English stop words, Snowball stemmer) over whole pages, each page
   the title and Markdown that :func:`docsbot.extract.extract_page` makes of the same HTML file docsbot stored.
-- **docsbot**: :class:`docsbot.search.Searcher` (one result per page), with the real embedding model.
+- **docsbot**: :class:`docsbot.service.search.Searcher` (one result per page), with the real embedding model.
 
 Metrics over page URLs (a query's ``targets`` are page paths relative to the site root):
 Hit@1 (the first result is a target), Recall@5 (share of targets in the first 5, out of min(targets, 5)),
@@ -173,10 +173,10 @@ class CachedBaseline:
 def evaluate(
     corpus: Corpus, searcher: Any, params: dict[str, Any], misses: str | None, cache: Path | None = None
 ) -> dict[str, Any]:
-    from docsbot import db
+    from docsbot import store
 
     with searcher._pool.connection() as conn:
-        version = db.find_version(conn, corpus.library, corpus.version)
+        version = store.find_version(conn, corpus.library, corpus.version)
         if version is None:
             return {}
         pages = [u for (u,) in conn.execute("SELECT url FROM pages WHERE version_id = %s", (version.id,))]
@@ -278,20 +278,20 @@ def main(argv: list[str]) -> int:
 
     from scrapy.utils.project import get_project_settings
 
-    from docsbot import db
+    from docsbot import store
     from docsbot.embedding import load_embedder
-    from docsbot.search import Searcher
+    from docsbot.service.search import Searcher
 
     settings = get_project_settings()
-    dsn = db.resolve_dsn(settings)
+    dsn = store.resolve_dsn(settings)
     names = args.corpus or list(CORPORA)
     if args.index_version:
         for name in names:
             CORPORA[name] = dataclasses.replace(CORPORA[name], version=args.index_version)
     if args.index_missing:
-        with db.connect(dsn) as conn:
-            db.migrate(conn)  # a new database has no tables yet
-            missing = [n for n in names if db.find_version(conn, CORPORA[n].library, CORPORA[n].version) is None]
+        with store.connect(dsn) as conn:
+            store.migrate(conn)  # a new database has no tables yet
+            missing = [n for n in names if store.find_version(conn, CORPORA[n].library, CORPORA[n].version) is None]
         for name in missing:
             index_corpus(CORPORA[name])
     embedder = load_embedder(settings)

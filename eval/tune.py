@@ -1,4 +1,4 @@
-"""Try ranking knobs of ``docsbot.db.search`` on the ``make eval`` query sets, one process, one model load.
+"""Try ranking knobs of ``docsbot.store.ranking`` on the ``make eval`` query sets, one process, one model load.
 
 Every combination of the ``--grid NAME=V1,V2,...`` values (JSON values) is evaluated on the chosen corpora; each
 line gives Recall@5 and MRR@10 per corpus and query kind, and the mean over all of them, so that a knob can be
@@ -50,16 +50,16 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--baseline-cache", type=Path, default=Path("/tmp/docsbot-eval-baseline.json"))
     args = parser.parse_args(argv)
 
-    from docsbot import db
+    from docsbot import store
     from docsbot.config import ProjectSettings
     from docsbot.embedding import load_embedder
-    from docsbot.search import Searcher
+    from docsbot.service.search import Searcher
 
     fixed = {n: json.loads(v) for n, _, v in (p.partition("=") for p in args.param)}
     axes = [(n, [json.loads(x) for x in v.split(",")]) for n, _, v in (g.partition("=") for g in args.grid)]
     settings = ProjectSettings()
     names = args.corpus or list(CORPORA)
-    with Searcher(db.resolve_dsn(settings), load_embedder(settings)) as searcher:
+    with Searcher(store.resolve_dsn(settings), load_embedder(settings)) as searcher:
         searcher.search("warm up", limit=1)
         for values in itertools.product(*[vals for _, vals in axes]) if axes else [()]:
             params = {**fixed, **{n: v for (n, _), v in zip(axes, values, strict=True)}}

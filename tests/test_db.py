@@ -12,7 +12,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from docsbot import db
+from docsbot import store
 from docsbot.items import Chunk, PageItem
 from tests.conftest import ROOT
 from tests.embedders import HashingEmbedder
@@ -20,15 +20,15 @@ from tests.embedders import HashingEmbedder
 
 @pytest.fixture
 def conn(database_url):
-    with db.connect(database_url, autocommit=True) as conn:
-        db.migrate(conn)
+    with store.connect(database_url, autocommit=True) as conn:
+        store.migrate(conn)
         yield conn
 
 
 def make_version(conn, library="lib", version="1"):
-    row = db.upsert_version(conn, library, version, "http://h/docs/", {"max_depth": None})
-    db.bind_model(conn, row, HashingEmbedder.name, lambda: HashingEmbedder.dim)
-    return db.find_version(conn, library, version)
+    row = store.upsert_version(conn, library, version, "http://h/docs/", {"max_depth": None})
+    store.bind_model(conn, row, HashingEmbedder.name, lambda: HashingEmbedder.dim)
+    return store.find_version(conn, library, version)
 
 
 def page_item(version_id, texts, etag='"v1"', page_id=None):
@@ -49,20 +49,20 @@ def page_item(version_id, texts, etag='"v1"', page_id=None):
 
 def save(database_url, item):
     async def go():
-        store = db.PageStore(database_url, 1)
-        await store.open()
+        page_store = store.PageStore(database_url, 1)
+        await page_store.open()
         try:
-            return (await store.save_page(item)).id
+            return (await page_store.save_page(item)).id
         finally:
-            await store.close()
+            await page_store.close()
 
     return asyncio.run(go())
 
 
 def test_migrations_are_recorded_and_idempotent(conn):
-    assert db.migrate(conn) == []
+    assert store.migrate(conn) == []
     applied = [r[0] for r in conn.execute("SELECT version FROM schema_migrations ORDER BY version")]
-    assert applied == [version for version, _ in db._migrations()] and applied[:3] == ["0001", "0002", "0003"]
+    assert applied == [version for version, _ in store.schema._migrations()] and applied[:3] == ["0001", "0002", "0003"]
     indexes = {r[0] for r in conn.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'documents'")}
     assert {"documents_unembedded_idx", "documents_page_id_idx"} <= indexes
     assert "documents_fts_idx" not in indexes  # unread since BM25 postings; every chunk write paid for it
@@ -79,9 +79,9 @@ def test_vector_index_is_hnsw_per_dimension_and_used_by_search(conn, database_ur
     conn.execute("ANALYZE documents")
     # The planner picks a sequential scan for a table this small; with it discouraged, the index is chosen only
     # if the search query's ORDER BY expression, operator and WHERE clause match the (partial) index.
-    query = sql.SQL("EXPLAIN (COSTS OFF) " + db._SEARCH).format(dim=sql.Literal(384))
+    query = sql.SQL("EXPLAIN (COSTS OFF) " + store.ranking._SEARCH).format(dim=sql.Literal(384))
     params = {
-        **db.SEARCH_DEFAULTS,
+        **store.SEARCH_DEFAULTS,
         "vector": HashingEmbedder().embed(["asyncio"])[0],
         "versions": [version.id],
         "text": "asyncio",
@@ -148,12 +148,12 @@ def test_a_page_is_stored_text_first_with_the_vectors_stored_for_its_texts(conn,
         chunk.embedding = None  # what the chunk pipeline hands over
 
     async def go():
-        store = db.PageStore(database_url, 1)
-        await store.open()
+        page_store = store.PageStore(database_url, 1)
+        await page_store.open()
         try:
-            return await store.save_page(item)
+            return await page_store.save_page(item)
         finally:
-            await store.close()
+            await page_store.close()
 
     saved = asyncio.run(go())
     assert (saved.reused, saved.waiting) == (1, 1)
@@ -166,23 +166,23 @@ def test_a_page_is_stored_text_first_with_the_vectors_stored_for_its_texts(conn,
 
 
 def test_read_only_commands_check_the_schema_and_never_migrate(conn, database_url):
-    assert db.has_schema(conn)
-    db.check_schema(conn)  # current: nothing to say
-    last = db._migrations()[-1][0]
+    assert store.has_schema(conn)
+    store.check_schema(conn)  # current: nothing to say
+    last = store.schema._migrations()[-1][0]
     conn.execute("DELETE FROM schema_migrations WHERE version = %s", (last,))
-    with pytest.raises(db.SchemaBehind, match=f"migrations {last} are not applied.*docsbot db migrate"):
-        db.check_schema(conn)
+    with pytest.raises(store.SchemaBehind, match=f"migrations {last} are not applied.*docsbot db migrate"):
+        store.check_schema(conn)
     conn.execute("INSERT INTO schema_migrations (version) VALUES (%s)", (last,))
     with psycopg.connect(database_url, autocommit=True) as other:
         other.execute("DROP TABLE schema_migrations")
-        with pytest.raises(db.NoSchema, match="nothing is indexed"):
-            db.check_schema(other)
+        with pytest.raises(store.NoSchema, match="nothing is indexed"):
+            store.check_schema(other)
 
 
 def test_vectors_of_two_models_are_never_mixed(conn):
     version = make_version(conn)
-    with pytest.raises(db.DatabaseError, match="indexed with the embedding model"):
-        db.bind_model(conn, version, "another/model", lambda: 768)
+    with pytest.raises(store.DatabaseError, match="indexed with the embedding model"):
+        store.bind_model(conn, version, "another/model", lambda: 768)
 
 
 def test_hybrid_search_fuses_vector_and_full_text_ranks(conn, database_url):
@@ -193,41 +193,41 @@ def test_hybrid_search_fuses_vector_and_full_text_ranks(conn, database_url):
     save(database_url, item)
     query = "create_task coroutine"
     vector = HashingEmbedder().embed([query])[0]
-    hits = db.search(conn, query, vector, [version.id], k=5)
+    hits = store.search(conn, query, vector, [version.id], k=5)
     assert hits[0].content == "asyncio create_task schedules a coroutine"
     assert all("another library" not in h.content for h in hits)  # version filter
     # first in both rankings, 1/(60+1) each; the query names an identifier the text holds (create_task), so its
     # BM25 rank weighs w_lex_ident
-    assert hits[0].score == pytest.approx((1 + db.SEARCH_DEFAULTS["w_lex_ident"]) / 61)
+    assert hits[0].score == pytest.approx((1 + store.SEARCH_DEFAULTS["w_lex_ident"]) / 61)
     assert hits[0].heading_path == ["A"] and hits[0].url == "http://h/docs/a.html"
 
 
 def test_redact_dsn_hides_passwords():
-    assert db.redact_dsn("postgresql://u:s3cret@h:5432/d") == "postgresql://u:***@h:5432/d"
-    assert "s3cret" not in db.redact_dsn("host=h password=s3cret dbname=d")
+    assert store.redact_dsn("postgresql://u:s3cret@h:5432/d") == "postgresql://u:***@h:5432/d"
+    assert "s3cret" not in store.redact_dsn("host=h password=s3cret dbname=d")
 
 
 def test_unreachable_server_is_a_clear_error():
-    with pytest.raises(db.DatabaseError, match=r"cannot connect to postgresql://u:\*\*\*@127.0.0.1:1/d"):
-        db.connect("postgresql://u:pw@127.0.0.1:1/d", connect_timeout=2)
+    with pytest.raises(store.DatabaseError, match=r"cannot connect to postgresql://u:\*\*\*@127.0.0.1:1/d"):
+        store.connect("postgresql://u:pw@127.0.0.1:1/d", connect_timeout=2)
 
 
 def test_search_vector_dimension_comes_from_the_query(conn, database_url):
     version = make_version(conn)
     save(database_url, page_item(version.id, ["asyncio create_task schedules a coroutine"]))
     vector = HashingEmbedder().embed(["create_task"])[0]
-    hits = db.search(conn, "zzz", vector, [version.id], k=3)  # no full-text match: the vector side found it
+    hits = store.search(conn, "zzz", vector, [version.id], k=3)  # no full-text match: the vector side found it
     assert [h.content for h in hits] == ["asyncio create_task schedules a coroutine"]
     # A query of another dimension meets no stored vector (and no error): only the full-text side can answer.
-    assert db.search(conn, "zzz", np.ones(768, dtype=np.float32) / np.sqrt(768), [version.id], k=3) == []
-    assert [h.content for h in db.search(conn, "coroutine", np.ones(768, dtype=np.float32), [version.id])] == [
+    assert store.search(conn, "zzz", np.ones(768, dtype=np.float32) / np.sqrt(768), [version.id], k=3) == []
+    assert [h.content for h in store.search(conn, "coroutine", np.ones(768, dtype=np.float32), [version.id])] == [
         "asyncio create_task schedules a coroutine"
     ]
 
 
 LOAD_STORED_PAGES = """
 import asyncio, sys
-from docsbot import db
+from docsbot import store
 import docsbot.refresh  # stored_pages imports it on first use: not what is measured here
 
 def kib(field):
@@ -235,12 +235,12 @@ def kib(field):
         return next(int(line.split()[1]) for line in f if line.startswith(field + ":"))
 
 async def main(dsn, version_id):
-    store = db.PageStore(dsn, 1)
-    await store.open()
+    page_store = store.PageStore(dsn, 1)
+    await page_store.open()
     before = kib("VmRSS")
-    stored = await store.stored_pages(version_id)
+    stored = await page_store.stored_pages(version_id)
     print(len(stored), (kib("VmHWM") - before) // 1024)
-    await store.close()
+    await page_store.close()
 
 asyncio.run(main(sys.argv[1], int(sys.argv[2])))
 """
@@ -284,12 +284,12 @@ def test_stored_pages_share_one_copy_of_each_linked_url(conn, database_url):
         )
 
     async def load():
-        store = db.PageStore(database_url, 1)
-        await store.open()
+        page_store = store.PageStore(database_url, 1)
+        await page_store.open()
         try:
-            return await store.stored_pages(version.id)
+            return await page_store.stored_pages(version.id)
         finally:
-            await store.close()
+            await page_store.close()
 
     stored = asyncio.run(load())
     a, b = stored["http://h/docs/a.html"], stored["http://h/docs/b.html"]

@@ -28,8 +28,8 @@ SHUB = ROOT / ".build/shub-venv/bin/shub"  # `make test` installs shub in its ow
 EGG_MUST_CONTAIN = {
     "spiders/docs.py",
     "docsbot/settings.py",
-    "docsbot/migrations/0001_initial.sql",
-    "docsbot/migrations/0004_embedding_reuse_index.sql",
+    "docsbot/store/migrations/0001_initial.sql",
+    "docsbot/store/migrations/0004_embedding_reuse_index.sql",
 }
 
 

@@ -28,7 +28,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from docsbot import db as dbmod
+from docsbot import store as storemod
 from tests.conftest import ROOT, _with_database, audit_runs, docsbot_env
 from tests.docsite import DocSite, DocSiteServer, html_page
 from tests.test_crawl import last_run, pages, server_path
@@ -39,13 +39,13 @@ HOOKS = Path(__file__).parent / "faulthooks"  # sitecustomize.py: extraction fau
 MIGRATE = """
 import sys, time
 from pathlib import Path
-from docsbot import db
+from docsbot import store
 go = Path(sys.argv[2])
 (go.parent / f"ready-{go.name}-{__import__('os').getpid()}").touch()
 while not go.exists():
     time.sleep(0.002)
-with db.connect(sys.argv[1], autocommit=True) as conn:
-    print(",".join(db.migrate(conn)))
+with store.connect(sys.argv[1], autocommit=True) as conn:
+    print(",".join(store.migrate(conn)))
 """
 
 
@@ -54,7 +54,7 @@ def test_six_processes_migrating_one_new_database_all_succeed(pg_server_url, tmp
     at the same moment: every process succeeds, and each migration is applied exactly once. Before the fix,
     `CREATE TABLE IF NOT EXISTS schema_migrations` ran outside the advisory lock and most processes failed with
     UniqueViolation."""
-    expected = [version for version, _ in dbmod._migrations()]
+    expected = [version for version, _ in storemod.schema._migrations()]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     for attempt in range(4):
         name = f"t_mig_{uuid.uuid4().hex[:10]}"

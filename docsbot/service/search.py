@@ -1,8 +1,8 @@
-"""One search function for every front end: ``docsbot search`` (CLI) and ``docsbot mcp`` (MCP server).
+"""One search function for every interface: ``docsbot search`` (CLI), the MCP server and the web pages.
 
 A :class:`Searcher` lives as long as its process: it keeps a connection pool (psycopg_pool, thread-safe) and the
 embedding model warm, so a long-running server pays for neither per query. The CLI builds one per process.
-Ranking itself (SQL) lives in :func:`docsbot.db.search`.
+Ranking itself (SQL) lives in :func:`docsbot.store.ranking.search`.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 from psycopg_pool import ConnectionPool
 
-from docsbot import db
-from docsbot.db import version_label
+from docsbot import store
 from docsbot.embedding import embed_query
-from docsbot.errors import DocsbotError
+from docsbot.service.errors import Invalid, NotFound
+from docsbot.store import version_label
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
@@ -25,18 +25,18 @@ if TYPE_CHECKING:
 
     from docsbot.embedding import Embedder
 
-__all__ = ["BadQuery", "SearchResult", "Searcher", "UnknownLibrary", "version_label"]
+__all__ = ["MAX_QUERY_CHARS", "BadQuery", "SearchResult", "Searcher", "UnknownLibrary"]
 
 logger = logging.getLogger(__name__)
 
 MAX_QUERY_CHARS = 2000
 
 
-class UnknownLibrary(DocsbotError, LookupError):
+class UnknownLibrary(NotFound):
     """The library or version asked for is not indexed; the message lists what is."""
 
 
-class BadQuery(DocsbotError, ValueError):
+class BadQuery(Invalid):
     """An empty or oversized query, or a ``limit`` out of bounds."""
 
 
@@ -72,20 +72,20 @@ class Searcher:
 
     Thread-safe: :meth:`search` may be called from several threads at once (the pool hands each its own
     connection; the embedder serializes model calls). Raises :class:`UnknownLibrary` for a library/version that
-    is not indexed, :class:`BadQuery` for bad arguments, :class:`docsbot.db.DatabaseError` when the database
+    is not indexed, :class:`BadQuery` for bad arguments, :class:`docsbot.store.DatabaseError` when the database
     cannot be reached.
     """
 
     def __init__(self, dsn: str, embedder: Embedder, pool_size: int = 4) -> None:
         self.embedder = embedder
-        # Ranking knobs passed to docsbot.db.search (names of db.SEARCH_DEFAULTS); `make eval` tunes them.
+        # Ranking knobs passed to docsbot.store.ranking (names of store.SEARCH_DEFAULTS); `make eval` tunes them.
         self.tuning: dict[str, Any] = {}
         self._pool = ConnectionPool(
             dsn,
             min_size=1,
             max_size=pool_size,
             open=False,
-            configure=db.configure_connection,
+            configure=store.configure_connection,
             check=ConnectionPool.check_connection,  # a connection broken by a server restart is replaced
             name="docsbot-search",
         )
@@ -113,15 +113,15 @@ class Searcher:
         timeout (30 s) when every connection is busy; a connection broken by a server restart is replaced first."""
         return self._pool.connection()
 
-    def versions(self, library: str | None = None, version: str | None = None) -> list[db.VersionRow]:
+    def versions(self, library: str | None = None, version: str | None = None) -> list[store.VersionRow]:
         """Indexed versions matching ``library``/``version``; raises :class:`UnknownLibrary` if none does."""
         with self._pool.connection() as conn:
-            if not db.has_schema(conn):
+            if not store.has_schema(conn):
                 raise UnknownLibrary("nothing is indexed yet; index a site with `scrapy crawl docs -a url=URL`")
-            found = db.list_versions(conn, library, version)
+            found = store.list_versions(conn, library, version)
             if found or (library is None and version is None):
                 return found
-            known = [version_label(v.library, v.name) for v in db.list_versions(conn)]
+            known = [version_label(v.library, v.name) for v in store.list_versions(conn)]
         wanted = version_label(library or "*", version) if version is not None else (library or "*")
         raise UnknownLibrary(f"{wanted} is not indexed; indexed: {', '.join(known) or 'nothing yet'}")
 
@@ -157,7 +157,7 @@ class Searcher:
         vector = embed_query(self.embedder, [query])[0]
         labels = {v.id: (v.library, v.name) for v in usable}
         with self._pool.connection() as conn:
-            hits = db.search(conn, query, vector, list(labels), k=limit, per_page=not chunks, **self.tuning)
+            hits = store.search(conn, query, vector, list(labels), k=limit, per_page=not chunks, **self.tuning)
         return [
             SearchResult(
                 url=h.url,

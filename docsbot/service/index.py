@@ -1,0 +1,345 @@
+"""The service: every answer docsbot gives, for every interface (the CLI, the MCP server, the web pages).
+
+:class:`DocsIndex` lives as long as its process: a :class:`~docsbot.service.search.Searcher` (connection pool and
+embedding model), the settings, and the refreshes this process started. Interfaces call its methods and render what
+they return; none assembles an answer of its own. Errors are :class:`~docsbot.service.errors.ServiceError`\\ s whose
+message is what a person or agent reads (an interface maps the class to a tool error, an HTTP status or an exit
+code), and psycopg / pool errors when the database is unreachable.
+"""
+
+from __future__ import annotations
+
+import threading
+import urllib.parse
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from docsbot import store
+from docsbot.service.errors import Forbidden, Invalid, NotFound
+from docsbot.service.models import (
+    LibraryVersion,
+    ListLibrariesResult,
+    PageResult,
+    PageSection,
+    RefreshResult,
+    RemoveResult,
+    RunInfo,
+    SearchDocsResult,
+    SearchHit,
+)
+from docsbot.service.runs import Launch, Launcher, iso, run_info
+from docsbot.service.search import Searcher
+from docsbot.service.sections import find_heading, page_headings, section_markdown, slugify
+from docsbot.store import version_label
+from docsbot.urls import InvalidURL, Scope, canonical_url
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    import psycopg
+
+    from docsbot.config import ProjectSettings
+    from docsbot.embedding import Embedder
+
+__all__ = ["DocsIndex"]
+
+
+class DocsIndex:
+    """The index at ``dsn`` as the service answers about it. ``embedder`` is the query model (``None``: a process
+    that does not search, such as ``docsbot status``); ``allow_writes`` enables :meth:`refresh` and :meth:`remove`
+    (otherwise they raise :class:`Forbidden`); ``env`` is where ``SCRAPYD_URL`` is read (the process environment by
+    default).
+
+    Every method is synchronous and thread-safe: servers call them on worker threads."""
+
+    def __init__(
+        self,
+        settings: ProjectSettings | Mapping,
+        dsn: str,
+        embedder: Embedder | None = None,
+        *,
+        allow_writes: bool = False,
+        pool_size: int = 4,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        import os
+
+        self.dsn = dsn
+        self.allow_writes = allow_writes
+        self.searcher = Searcher(dsn, embedder, pool_size=pool_size)
+        data_dir = Path(settings.get("DOCSBOT_DATA_DIR")).expanduser()
+        scrapyd_url = (env if env is not None else os.environ).get("SCRAPYD_URL", "").strip()
+        self.launcher = Launcher(dsn, data_dir / "mcp-runs", scrapyd_url)
+        self._launches: dict[str, Launch] = {}
+        self._refresh_lock = threading.Lock()
+
+    def open(self, *, warm_up: bool = True) -> DocsIndex:
+        """Open the connection pool and, with an embedder and ``warm_up``, load the query model now rather than
+        on the first search."""
+        self.searcher.open()
+        if warm_up and self.searcher.embedder is not None:
+            self.searcher.warm_up()
+        return self
+
+    def close(self) -> None:
+        """Stop the refreshes this process started (SIGTERM: pages already stored stay stored), close the pool."""
+        Launcher.stop(list(self._launches.values()))
+        self.searcher.close()
+
+    def __enter__(self) -> DocsIndex:
+        return self.open(warm_up=False)
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def connection(self):  # noqa: ANN201 - a context manager of a pooled psycopg.Connection
+        return self.searcher.connection()
+
+    # --- reads ---
+
+    def search(
+        self, query: str, library: str | None = None, version: str | None = None, limit: int = 5
+    ) -> SearchDocsResult:
+        """Page-level hybrid search (one result per page, its best section). Raises
+        :class:`~docsbot.service.search.UnknownLibrary` and :class:`~docsbot.service.search.BadQuery`."""
+        results = self.searcher.search(query, library or None, version, limit)
+        return SearchDocsResult(
+            query=query,
+            results=[
+                SearchHit(
+                    title=r.title,
+                    url=r.url,
+                    deep_link=r.deep_link,
+                    heading_path=r.heading_path,
+                    score=round(r.score, 6),
+                    content=r.content,
+                    library=r.library,
+                    version=r.version,
+                )
+                for r in results
+            ],
+        )
+
+    def libraries(self, runs: int = 1) -> ListLibrariesResult:
+        """Every indexed version with its counts, vector coverage and embedding progress, and its last ``runs``
+        runs (``last_run``, then ``recent_runs``)."""
+        with self.connection() as conn:
+            if not store.has_schema(conn):
+                return ListLibrariesResult(libraries=[])
+            rows = store.version_overview(conn, runs=max(1, runs))
+        out = []
+        for row in rows:
+            waiting = row["chunks"] - row["vectors"]
+            work = row["embedding"]
+            if work is not None:
+                rate = work["rate"] or None
+                work = {**work, "seconds_left": round(waiting / rate) if rate else None}
+            running = {row["id"]} if row["running"] else set()
+            infos = [
+                run_info(
+                    str(r["id"]),
+                    {**r, "version_id": row["id"], "library": row["library"], "version": row["version"]},
+                    running if i == 0 else set(),
+                )
+                for i, r in enumerate(row["runs"])
+            ]
+            out.append(
+                LibraryVersion(
+                    library=row["library"],
+                    version=row["version"],
+                    root_url=row["root_url"],
+                    pages=row["pages"],
+                    chunks=row["chunks"],
+                    vectors=row["vectors"],
+                    vectors_waiting=waiting,
+                    embedding=work,
+                    embedding_model=row["embedding_model"],
+                    last_updated=iso(row["last_updated"]),
+                    refreshing=row["running"],
+                    last_run=infos[0] if infos else None,
+                    recent_runs=infos[1:],
+                )
+            )
+        return ListLibrariesResult(libraries=out)
+
+    def page(self, url: str, section: str | None = None) -> PageResult:
+        """The stored Markdown of the page at ``url`` (a ``url#anchor`` selects its section), or of ``section``
+        (an anchor or a heading's text): from that heading to the next heading of the same or a higher level; the
+        whole page comes with its sections. Raises :class:`Invalid` for a malformed URL and :class:`NotFound` for
+        a page or section that is not stored."""
+        url = url.strip()
+        if "#" in url:
+            url, _, fragment = url.partition("#")
+            section = section or urllib.parse.unquote(fragment) or None
+        try:
+            key = canonical_url(url)
+        except InvalidURL as exc:
+            raise Invalid(f"{exc}; pass a page URL as search returns it") from None
+        with self.connection() as conn:
+            pages = store.find_pages(conn, key)
+            if not pages:
+                raise NotFound(self._not_stored(conn, key))
+            page = pages[0]
+            chunks = store.page_chunks(conn, page["id"])
+        markdown = page["markdown"]
+        source: Literal["page", "chunks"] = "page"
+        if markdown is None:  # stored before pages kept their Markdown, unchanged since
+            markdown, source = "\n\n".join(content for content, _, _ in chunks), "chunks"
+        result = {
+            "url": page["url"],
+            "title": page["title"],
+            "library": page["library"],
+            "version": page["version"],
+            "source": source,
+            "updated_at": iso(page["updated_at"]),
+            "last_checked_at": iso(page["last_checked_at"]),
+        }
+        anchors: dict[str, list[str]] = {}
+        for _, path, anchor in chunks:
+            if anchor and anchor not in anchors:
+                anchors[anchor] = path
+        if not section:
+            headings = page_headings(markdown) if source == "page" else []
+            by_path: dict[tuple[str, ...], str] = {}
+            for anchor, path in anchors.items():
+                by_path.setdefault(tuple(path), anchor)
+            sections = [
+                PageSection(
+                    heading=h.text,
+                    level=h.level,
+                    # the heading's own id when the crawl recorded it, else the first id recorded under it
+                    anchor=slugify(h.text) if slugify(h.text) in anchors else by_path.get(h.path, slugify(h.text)),
+                )
+                for h in headings
+                if h.level > 1
+            ]
+            return PageResult(**result, markdown=markdown, sections=sections)
+        section = section.strip()
+        anchored = anchors.get(section) or anchors.get(section.lstrip("#"))
+        if source == "page":
+            headings = page_headings(markdown)
+            index = find_heading(headings, section, anchored)
+            if index is not None:
+                return PageResult(
+                    **result,
+                    section=section,
+                    heading_path=list(headings[index].path),
+                    markdown=section_markdown(markdown, headings, index),
+                )
+        else:
+            target = anchored or next(
+                (path for _, path, _ in chunks if path and slugify(path[-1]) == slugify(section.lstrip("#"))), None
+            )
+            if target:
+                parts = [content for content, path, _ in chunks if path[: len(target)] == target]
+                return PageResult(**result, section=section, heading_path=target, markdown="\n\n".join(parts))
+        known = sorted(anchors) or [slugify(h.text) for h in page_headings(markdown) if h.level > 1]
+        raise NotFound(
+            f"no section {section!r} on {page['url']}; its sections: {', '.join(known[:40]) or 'none'}"
+            + (" …" if len(known) > 40 else "")
+        )
+
+    def _not_stored(self, conn: psycopg.Connection, url: str) -> str:
+        versions = store.list_versions(conn)
+        for v in versions:
+            if url in Scope.from_root(v.root_url):
+                return (
+                    f"{url} is not stored in {version_label(v.library, v.name)}: it was not reached by the last "
+                    "crawl (out of depth, not linked, or gone); search finds the pages that are"
+                )
+        roots = ", ".join(f"{version_label(v.library, v.name)} ({v.root_url})" for v in versions)
+        return f"{url} is not in any indexed version; indexed: {roots or 'nothing yet'}"
+
+    def run(self, run_id: str) -> RunInfo:
+        """A run: one this process started (its ``run_id``) or any ``crawl_runs`` id. Raises :class:`NotFound`."""
+        run_id = run_id.strip()
+        launch = self._launches.get(run_id)
+        if launch is not None:
+            with self.connection() as conn:
+                return self.launcher.state(launch, conn)
+        if run_id.isdigit():
+            with self.connection() as conn:
+                row = store.crawl_run(conn, int(run_id))
+                running = store.running_version_ids(conn)
+            if row is not None:
+                return run_info(run_id, row, running)
+        raise NotFound(
+            f"no run {run_id!r}: pass the run_id a refresh returned (this server's runs) or a crawl_runs id as the "
+            "list of libraries reports it"
+        )
+
+    # --- writes ---
+
+    def _require_writes(self, what: str) -> None:
+        if not self.allow_writes:
+            raise Forbidden(f"{what} is disabled: this server is read-only")
+
+    def _one_version(self, library: str, version: str | None) -> store.VersionRow:
+        versions = self.searcher.versions(library, version)
+        if len(versions) > 1:
+            names = ", ".join(repr(v.name) for v in versions)
+            raise Invalid(f"{library} has several indexed versions ({names}); say which with version=")
+        return versions[0]
+
+    def refresh(self, library: str, version: str | None = None) -> RefreshResult:
+        """Start a refresh of a library version (``version`` only needed when it has several); returns at once.
+        A run of that version already in progress (this process's, or any holding its run lock) is reported with
+        ``started=False``, never started twice. Raises :class:`Forbidden`, :class:`NotFound`, :class:`Invalid`,
+        and :class:`~docsbot.service.errors.Upstream` when Scrapyd refuses."""
+        self._require_writes("refresh")
+        target = self._one_version(library, version)
+        label = version_label(target.library, target.name)
+        backend = self.launcher.backend
+
+        def result(run_id: str, started: bool, message: str, scrapyd_job: str | None = None) -> RefreshResult:
+            return RefreshResult(
+                run_id=run_id,
+                library=target.library,
+                version=target.name,
+                started=started,
+                backend=backend,
+                scrapyd_job=scrapyd_job,
+                message=message,
+            )
+
+        with self._refresh_lock:
+            with self.connection() as conn:
+                for launch in self._launches.values():
+                    if launch.version.id == target.id and self.launcher.state(launch, conn).state in (
+                        "starting",
+                        "running",
+                    ):
+                        message = f"a refresh of {label} started by this server is already in progress"
+                        return result(launch.run_id, False, message, launch.scrapyd_job)
+                if target.id in store.running_version_ids(conn):
+                    run = store.latest_run_id(conn, target.id)
+                    message = f"another run of {label} is in progress (one run per version at a time); "
+                    return result(str(run) if run else "", False, message + "nothing was started")
+                since = store.database_now(conn)
+            launch = Launch(f"run-{uuid.uuid4().hex[:12]}", target, since)
+            message = self.launcher.start(launch)
+            self._launches[launch.run_id] = launch
+        return result(launch.run_id, True, message + "; follow it with its run_id", launch.scrapyd_job)
+
+    def remove(self, library: str, version: str | None = None) -> RemoveResult:
+        """Delete a library version (``version=None``: every version, and the library) with its pages, chunks and
+        runs, in one transaction, unless a run of it is in progress. Raises :class:`Forbidden`, :class:`NotFound`,
+        and :class:`Invalid` when a run holds a version's lock (nothing is deleted then)."""
+        self._require_writes("remove")
+        targets = self.searcher.versions(library, version)
+        locks = []
+        try:
+            for target in targets:
+                try:
+                    locks.append(store.lock_version(self.dsn, target))
+                except store.DatabaseError as exc:
+                    raise Invalid(f"{exc}; remove it once the run ends") from None
+            with self.connection() as conn:
+                deleted = store.delete_version(conn, library, version)
+        finally:
+            for lock in locks:
+                lock.close()
+        if not deleted:
+            raise NotFound(f"nothing indexed as {version_label(library, version) if version is not None else library}")
+        return RemoveResult(removed=[{"version": label, "pages": pages} for label, pages in deleted])

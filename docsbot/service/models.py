@@ -1,0 +1,132 @@
+"""What the service answers: typed results shared by every interface (the MCP tools' output schemas, the web
+pages' JSON twins and templates, the CLI's lines). Field descriptions are what an agent reads."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+__all__ = [
+    "LibraryVersion",
+    "ListLibrariesResult",
+    "PageResult",
+    "PageSection",
+    "RefreshResult",
+    "RemoveResult",
+    "RunInfo",
+    "RunState",
+    "SearchDocsResult",
+    "SearchHit",
+]
+
+RunState = Literal["starting", "running", "finished", "failed", "interrupted"]
+
+
+class SearchHit(BaseModel):
+    title: str
+    url: str = Field(description="the page URL (pass it to get_page)")
+    deep_link: str = Field(description="URL of the best-matching section (url#anchor), or the page URL")
+    heading_path: list[str] = Field(description="headings the matching text sits under, outermost first")
+    score: float = Field(description="fusion score; higher is better, not comparable across queries")
+    content: str = Field(description="the matching Markdown")
+    library: str
+    version: str
+
+
+class SearchDocsResult(BaseModel):
+    query: str
+    results: list[SearchHit]
+
+
+class RunInfo(BaseModel):
+    run_id: str = Field(description="the id to pass to get_run")
+    crawl_run_id: int | None = Field(None, description="the run's row in crawl_runs, once it has one")
+    library: str
+    version: str
+    mode: str
+    state: RunState = Field(
+        description="starting (launched, not yet crawling), running, finished (completed), failed (stopped "
+        "early or could not start), interrupted (killed: it never recorded an end)"
+    )
+    started_at: str | None = None
+    finished_at: str | None = None
+    finish_reason: str | None = Field(None, description="Scrapy's close reason: finished, root_failed, shutdown…")
+    outcome: str | None = Field(
+        None,
+        description="once it ended: complete, incomplete (pages not stored), vectors_pending (every page stored, "
+        "chunks still waiting for a vector), failed, or interrupted",
+    )
+    outcome_reason: str | None = Field(None, description="what is missing, in one line (none when complete)")
+    elapsed_seconds: float | None = Field(None, description="once it ended: how long it ran")
+    counts: dict[str, int] = Field(
+        default_factory=dict, description="unchanged, modified, new, deleted, failed, chunks_embedded…"
+    )
+    progress: dict[str, Any] | None = Field(None, description="while running: pages written so far, elapsed")
+    message: str = ""
+
+
+class LibraryVersion(BaseModel):
+    library: str
+    version: str = Field(description="'' for a library indexed without a version")
+    root_url: str
+    pages: int
+    chunks: int
+    vectors: int = Field(description="chunks with their vector; the others are searchable by text until they get one")
+    vectors_waiting: int = Field(description="chunks still waiting for a vector")
+    embedding: dict[str, Any] | None = Field(
+        None,
+        description="while workers embed this version: workers, rate (chunks per second), seconds_left; null when none",
+    )
+    embedding_model: str | None
+    last_updated: str | None = Field(None, description="when a page of it last changed in the index")
+    refreshing: bool = Field(description="a run of this version is in progress now")
+    last_run: RunInfo | None = None
+    recent_runs: list[RunInfo] = Field(
+        default_factory=list, description="the runs before last_run, newest first, when asked for (docsbot status)"
+    )
+
+
+class ListLibrariesResult(BaseModel):
+    libraries: list[LibraryVersion]
+
+
+class PageSection(BaseModel):
+    heading: str
+    level: int
+    anchor: str = Field(description="pass as get_page's section")
+
+
+class PageResult(BaseModel):
+    url: str
+    title: str
+    library: str
+    version: str
+    section: str | None = Field(None, description="the section asked for, if any")
+    heading_path: list[str] = Field(default_factory=list, description="the section's headings, outermost first")
+    markdown: str
+    source: Literal["page", "chunks"] = Field(
+        description="page: the stored Markdown; chunks: the page's chunks joined (a page stored before docsbot "
+        "kept Markdown and unchanged since)"
+    )
+    updated_at: str | None = Field(None, description="when the index last wrote the page (new text, or new validators)")
+    last_checked_at: str | None = Field(
+        None, description="when a run last found it unchanged or stored it (its last 304 or 200)"
+    )
+    sections: list[PageSection] = Field(
+        default_factory=list, description="the page's sections (whole page only), for section="
+    )
+
+
+class RefreshResult(BaseModel):
+    run_id: str = Field(description="pass to get_run")
+    library: str
+    version: str
+    started: bool = Field(description="false: a run of this version was already in progress; run_id is that run")
+    backend: Literal["local", "scrapyd"]
+    scrapyd_job: str | None = None
+    message: str
+
+
+class RemoveResult(BaseModel):
+    removed: list[dict[str, Any]] = Field(description="each version removed (library@version) with its page count")

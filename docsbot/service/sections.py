@@ -1,0 +1,60 @@
+"""The sections of a stored page: its ATX headings (outside code fences) with their heading paths, the anchor a
+heading is linked by, and the Markdown from one heading to the next of the same or a higher level."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from docsbot.chunking import markdown_headings
+
+__all__ = ["Heading", "find_heading", "page_headings", "section_markdown", "slugify"]
+
+_SLUG_DROP = re.compile(r"[^\w\s-]")
+_SLUG_SPACE = re.compile(r"[\s_-]+")
+
+
+def slugify(text: str) -> str:
+    """``"Getting started"`` → ``"getting-started"``: the anchor Sphinx, MkDocs and GitHub give a heading."""
+    return _SLUG_SPACE.sub("-", _SLUG_DROP.sub("", text.lower())).strip("-")
+
+
+@dataclass(frozen=True)
+class Heading:
+    offset: int
+    level: int
+    text: str
+    path: tuple[str, ...]  # the heading's text with those of its ancestors, outermost first
+
+
+def page_headings(markdown: str) -> list[Heading]:
+    """ATX headings outside code fences, each with its heading path (the same paths chunks carry)."""
+    out: list[Heading] = []
+    stack: list[tuple[int, str]] = []
+    for offset, level, text in markdown_headings(markdown):
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        stack.append((level, text))
+        out.append(Heading(offset, level, text, tuple(t for _, t in stack)))
+    return out
+
+
+def section_markdown(markdown: str, headings: list[Heading], index: int) -> str:
+    """From heading ``index`` to the next heading of the same or a higher level (or the end)."""
+    start = headings[index]
+    end = next((h.offset for h in headings[index + 1 :] if h.level <= start.level), len(markdown))
+    return markdown[start.offset : end].strip()
+
+
+def find_heading(headings: list[Heading], section: str, anchored_path: list[str] | None) -> int | None:
+    """Index of the heading ``section`` names: the heading whose path is ``anchored_path`` (the path of the
+    chunks carrying that anchor), else the first whose slug or text equals the section's."""
+    if anchored_path:
+        for i, h in enumerate(headings):
+            if list(h.path) == anchored_path:
+                return i
+    wanted = section.strip().lstrip("#")
+    for i, h in enumerate(headings):
+        if slugify(h.text) == slugify(wanted) or h.text.lower() == wanted.lower():
+            return i
+    return None

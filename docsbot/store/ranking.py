@@ -1,0 +1,321 @@
+"""The search SQL: hybrid retrieval (vectors, BM25 over ``postings``, the symbol table) fused by weighted reciprocal
+rank in one statement, and the per-version BM25 statistics it reads.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import psycopg
+from pgvector.psycopg import register_vector
+from psycopg import sql
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    import numpy as np
+
+__all__ = ["REFRESH_STATS", "SEARCH_DEFAULTS", "SearchHit", "refresh_lexical_stats", "search", "symbol_keys"]
+
+_SYMBOL_SEPARATOR = re.compile(r"(::|[.:])")
+
+
+def symbol_keys(name: str) -> list[str]:
+    """The keys a symbol is found by: its lower-cased name without a trailing ``()`` and each of its last parts,
+    parts being separated by ``.``, ``::`` (Rust, C++) or ``:`` (GObject properties): ``os.path.join`` →
+    ``os.path.join``, ``path.join``, ``join``; ``std::vec::Vec::push`` → ..., ``vec::push``, ``push``."""
+    name = name.strip().lower().removesuffix("()")
+    tokens = _SYMBOL_SEPARATOR.split(name)  # part, separator, part, ...
+    keys = ["".join(tokens[i:]) for i in range(0, len(tokens), 2) if tokens[i]]
+    return list(dict.fromkeys(keys)) or [name]
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    url: str
+    title: str
+    heading_path: list[str]
+    score: float
+    content: str
+    version_id: int = 0
+    deep_link: str | None = None  # url#anchor of the chunk's section, when the page gave one
+
+
+# Ranking knobs of :func:`search`, tuned on `make eval` (eval/run.py --param NAME=VALUE to try others).
+SEARCH_DEFAULTS: dict[str, Any] = {
+    "candidates": 50,  # nearest chunks by vector
+    "lex_candidates": 50,  # best chunks by BM25
+    "rrf_k": 60,  # reciprocal rank fusion: score = w / (rrf_k + rank)
+    "w_vec": 1.0,
+    # A version's chunks are ranked by vector only once this share of them have their vector: while its queue fills
+    # (text first), the embedded chunks would have two lists to be found by and the waiting ones one, so a page
+    # embedded early would outrank a better one still waiting; until then, BM25 and symbols alone (`make eval
+    # EVAL_ARGS=--no-vectors`: above page BM25 on every row).
+    "vector_share": 0.9,
+    "w_lex": 1.0,
+    "w_lex_ident": 1.5,  # w_lex of a query holding an identifier the version's text contains ('=cmake_build_type')
+    "k1": 1.2,  # BM25 term-frequency saturation
+    "b": 0.75,  # BM25 length normalization
+    "w_head": 2.0,  # a term in the context line (title > headings) counts this many times
+    "w_ident": 1.0,  # weight of identifier terms ('=os.set_inheritable') beside english lexemes
+    "w_sym": 0.05,  # bonus of a page defining an identifier of the query (divided by pages defining it)
+    "w_sym_word": 0.01,  # same for a plain word of the query that names a symbol ("Ellipsis", "open")...
+    "sym_word_max_words": 4,  # ...in a query of at most this many words (in a question, "list" is a word)
+    "sym_suffix": 0.5,  # a match of a name's last parts counts this share of a whole-name match
+    "nav_share": 0.5,  # pages with at least this share of text in links are navigation...
+    "nav_factor": 0.1,  # ...and their score is multiplied by this
+    "w_page_rest": 0.3,  # a page's score adds this share of its 2nd and 3rd best chunks' scores
+    "w_page_lex": 0.0,  # weight of the page-level BM25 list in a page's score (one result per page only)...
+    "ident_miss": 0.6,  # a page lacking every identifier of a query naming one has its score multiplied by this...
+    "ident_miss_max_words": 6,  # ...in a query of at most this many words (a question's incidental name does not)
+    "page_candidates": 50,  # ...its length
+    "merge": 3,  # per page: its best chunks merged in page order, at most this many
+    "merge_ratio": 0.8,  # ...those scoring at least this share of the page's best chunk
+}
+
+
+_SEARCH = """
+WITH stats AS MATERIALIZED (
+    -- computed once: inlined into the BM25 join, the fallback sub-selects of a version without lexical_stats (a
+    -- first index still running or interrupted) ran once per posting row: minutes per query on the Python docs
+    SELECT v.id AS version_id,
+           coalesce(ls.docs, (SELECT count(*) FROM documents d JOIN pages p ON p.id = d.page_id
+                              WHERE p.version_id = v.id))::float8 AS docs,
+           coalesce(ls.avg_len, (SELECT avg(length(d.content) + length(d.context)) FROM documents d
+                                 JOIN pages p ON p.id = d.page_id WHERE p.version_id = v.id), 1.0) AS avg_len
+    FROM unnest(%(versions)s::bigint[]) AS v(id) LEFT JOIN lexical_stats ls ON ls.version_id = v.id
+), vec_versions AS MATERIALIZED (
+    -- versions whose chunks are ranked by vector too: those with at least `vector_share` of their chunks embedded
+    -- (the waiting ones are read through documents_unembedded_idx: nothing to read once the queue is drained)
+    SELECT s.version_id FROM stats s
+    WHERE (SELECT count(*) FROM documents d JOIN pages p ON p.id = d.page_id
+           WHERE d.embedding IS NULL AND p.version_id = s.version_id) <= (1 - %(vector_share)s) * s.docs
+), nearest AS MATERIALIZED (
+    -- ORDER BY + LIMIT straight over the HNSW scan (the version is a filter, not a join, so the iterative scan
+    -- stops after `candidates` rows); relaxed order, re-sorted below (pgvector's advice). `page_id + 0` keeps
+    -- the planner from scanning documents_page_id_idx and sorting every chunk of the version instead.
+    SELECT d.id, d.embedding::vector({dim}) <=> %(vector)s::vector({dim}) AS distance
+    FROM documents d
+    WHERE d.page_id + 0 = ANY(ARRAY(SELECT id FROM pages
+                                    WHERE version_id = ANY(ARRAY(SELECT version_id FROM vec_versions))))
+      AND vector_dims(d.embedding) = {dim}
+    ORDER BY distance LIMIT %(candidates)s
+), vec AS (
+    SELECT id, row_number() OVER (ORDER BY distance, id) AS rank FROM nearest
+), qterms AS (
+    SELECT term, sum(tf)::float8 AS qtf FROM docsbot_terms(%(text)s) GROUP BY term
+), qpost AS MATERIALIZED (
+    -- every posting of a query term (scanned once; chunk BM25 and page BM25 both read it). An array, not `IN
+    -- (SELECT ...)`: the planner guesses 200 rows for docsbot_terms() and, once postings holds a few libraries,
+    -- preferred a sequential scan of the whole table to 200 index probes (170 ms a query instead of 2)
+    SELECT po.version_id, po.term, po.doc_id, po.page_id, po.tf_body, po.tf_head, po.doc_len FROM postings po
+    WHERE po.version_id = ANY(%(versions)s) AND po.term = ANY(ARRAY(SELECT term FROM qterms))
+), df AS (
+    SELECT version_id, term, count(*)::float8 AS df FROM qpost GROUP BY version_id, term
+), qkeys AS (
+    -- the query's words as typed (trailing punctuation and "()" cut), lower-cased; `ident` if shaped like one
+    SELECT DISTINCT lower(w) AS key, (w ~ '[._<>:]|[a-z][A-Z]|^-|[A-Za-z][0-9]') AS ident
+    FROM regexp_split_to_table(%(text)s, '[\\s,;()"''`?!]+') AS w
+    WHERE w <> '' AND length(w) > 1
+), ident_pages AS MATERIALIZED (
+    -- pages holding an identifier of the query: an identifier term ('=cmake_build_type'), or a word of letters and
+    -- digits, which the `english` parser keeps whole as a lexeme ('cmp0036', 'sha256'); none: the query names no
+    -- identifier of the text
+    SELECT DISTINCT page_id FROM qpost
+    WHERE left(term, 1) = '=' OR term IN (SELECT key FROM qkeys WHERE key ~ '^[a-z][a-z0-9]*[0-9][a-z0-9]*$')
+), weights AS MATERIALIZED (
+    -- a query naming an identifier the text holds leans on exact matches: its own BM25 weight
+    SELECT CASE WHEN ident THEN %(w_lex_ident)s ELSE %(w_lex)s END AS lex, ident
+    FROM (SELECT EXISTS (SELECT 1 FROM ident_pages) AS ident) q
+), lex AS (
+    -- BM25 (Robertson/Sparck Jones IDF with +1, as Lucene) over chunks; a context-line occurrence counts
+    -- w_head times, identifier terms weigh w_ident.
+    SELECT doc_id, row_number() OVER (ORDER BY score DESC, doc_id) AS rank FROM (
+        SELECT po.doc_id, sum(
+            (CASE WHEN left(po.term, 1) = '=' THEN %(w_ident)s ELSE 1.0 END) * q.qtf
+            * ln(1 + (s.docs - df.df + 0.5) / (df.df + 0.5))
+            * (po.tf_body + %(w_head)s * po.tf_head) * (%(k1)s + 1)
+            / ((po.tf_body + %(w_head)s * po.tf_head) + %(k1)s * (1 - %(b)s + %(b)s * po.doc_len / s.avg_len))
+        ) AS score
+        FROM qpost po
+        JOIN qterms q ON q.term = po.term
+        JOIN df ON df.version_id = po.version_id AND df.term = po.term
+        JOIN stats s ON s.version_id = po.version_id
+        GROUP BY po.doc_id
+        ORDER BY score DESC, po.doc_id LIMIT %(lex_candidates)s
+    ) scored
+), page_tf AS (
+    -- BM25 over whole pages (a page's chunks as one document), a third ranked list when w_page_lex > 0: a term
+    -- spread over many sections of one page (an index term, a module's name) ranks that page, as page-level
+    -- BM25 does; chunk-level ranks see one section at a time.
+    SELECT version_id, page_id, term, sum(tf_body + %(w_head)s * tf_head) AS tf,
+           count(DISTINCT doc_id) AS chunks
+    FROM qpost WHERE %(w_page_lex)s > 0 GROUP BY version_id, page_id, term
+), page_len AS (
+    SELECT d.page_id, sum(length(d.content) + length(d.context))::float8 AS len FROM documents d
+    WHERE d.page_id IN (SELECT DISTINCT page_id FROM page_tf) GROUP BY d.page_id
+), page_stats AS (
+    SELECT s.version_id, n.pages, s.docs * s.avg_len / greatest(n.pages, 1) AS avg_len
+    FROM stats s CROSS JOIN LATERAL (SELECT count(*)::float8 AS pages FROM pages WHERE version_id = s.version_id) n
+    WHERE %(w_page_lex)s > 0
+), plex AS (
+    SELECT page_id, row_number() OVER (ORDER BY score DESC, page_id) AS rank FROM (
+        SELECT pt.page_id, sum(
+            (CASE WHEN left(pt.term, 1) = '=' THEN %(w_ident)s ELSE 1.0 END) * q.qtf
+            * ln(1 + (ps.pages - pdf.df + 0.5) / (pdf.df + 0.5))
+            * pt.tf * (%(k1)s + 1) / (pt.tf + %(k1)s * (1 - %(b)s + %(b)s * pl.len / ps.avg_len))
+        ) AS score
+        FROM page_tf pt
+        JOIN qterms q ON q.term = pt.term
+        JOIN (SELECT version_id, term, count(*)::float8 AS df FROM page_tf GROUP BY version_id, term) pdf
+          ON pdf.version_id = pt.version_id AND pdf.term = pt.term
+        JOIN page_stats ps ON ps.version_id = pt.version_id
+        JOIN page_len pl ON pl.page_id = pt.page_id
+        GROUP BY pt.page_id
+        ORDER BY score DESC, pt.page_id LIMIT %(page_candidates)s
+    ) scored
+), plex_chunks AS (
+    -- a page ranked by page BM25 competes with its chunk holding most of the query's terms
+    SELECT DISTINCT ON (po.page_id) po.doc_id AS id FROM qpost po JOIN plex ON plex.page_id = po.page_id
+    GROUP BY po.page_id, po.doc_id
+    ORDER BY po.page_id, count(*) DESC, sum(po.tf_body + po.tf_head) DESC, po.doc_id
+), ident_gate AS (
+    -- a short query naming an identifier the text holds is about that name: pages without it rank lower
+    SELECT (SELECT ident FROM weights) AND (SELECT count(*) FROM qkeys) <= %(ident_miss_max_words)s AS active
+), sym AS (
+    SELECT s.page_id, s.anchor, k.key, k.ident, lower(s.name) = k.key OR lower(s.name) = k.key || '()' AS exact
+    FROM symbols s JOIN qkeys k ON k.key = ANY(s.keys)
+    WHERE s.version_id = ANY(%(versions)s) AND s.keys && (SELECT array_agg(key) FROM qkeys)
+), sym_page AS (
+    SELECT DISTINCT ON (page_id) page_id, anchor, bonus FROM (
+        SELECT sym.page_id, sym.anchor,
+               (CASE WHEN sym.ident THEN %(w_sym)s
+                     WHEN (SELECT count(*) FROM qkeys) <= %(sym_word_max_words)s THEN %(w_sym_word)s ELSE 0 END)
+               * (CASE WHEN sym.exact THEN 1.0 ELSE %(sym_suffix)s END) / n.pages AS bonus
+        FROM sym JOIN (SELECT key, count(DISTINCT page_id) AS pages FROM sym GROUP BY key) n ON n.key = sym.key
+    ) b
+    ORDER BY page_id, bonus DESC, anchor
+), sym_top AS (
+    SELECT * FROM sym_page ORDER BY bonus DESC, page_id LIMIT 20
+), sym_chunks AS (
+    -- a page that defines a query identifier competes with the chunk of its definition (or its first)
+    SELECT DISTINCT ON (st.page_id) d.id FROM sym_top st JOIN documents d ON d.page_id = st.page_id
+    ORDER BY st.page_id, (d.metadata ->> 'anchor' = st.anchor) DESC NULLS LAST, d.sort_order, d.id
+), chunk AS (
+    SELECT d.id, d.page_id, d.sort_order, d.content, d.metadata, p.url, p.title, p.version_id,
+           (COALESCE(%(w_vec)s / (%(rrf_k)s + vec.rank), 0) + COALESCE(weights.lex / (%(rrf_k)s + lex.rank), 0))
+           * (CASE WHEN p.link_share >= %(nav_share)s THEN %(nav_factor)s ELSE 1.0 END)
+           * (CASE WHEN ident_gate.active AND p.id NOT IN (SELECT page_id FROM ident_pages)
+                   THEN %(ident_miss)s ELSE 1.0 END) AS score
+    FROM (SELECT id FROM vec UNION SELECT doc_id FROM lex UNION SELECT id FROM sym_chunks
+          UNION SELECT id FROM plex_chunks) hits
+    JOIN documents d ON d.id = hits.id
+    JOIN pages p ON p.id = d.page_id
+    LEFT JOIN vec ON vec.id = hits.id
+    LEFT JOIN lex ON lex.doc_id = hits.id
+    CROSS JOIN weights
+    CROSS JOIN ident_gate
+), ranked AS (
+    SELECT c.*, row_number() OVER (PARTITION BY c.page_id ORDER BY c.score DESC, c.id) AS nth,
+           max(c.score) OVER (PARTITION BY c.page_id) AS best
+    FROM chunk c
+), pages_ranked AS (
+    SELECT r.page_id, r.best
+           + %(w_page_rest)s * (SELECT COALESCE(sum(o.score), 0) FROM ranked o WHERE o.page_id = r.page_id
+                                AND o.nth BETWEEN 2 AND 3)
+           + (COALESCE(sp.bonus, 0) + COALESCE(%(w_page_lex)s / (%(rrf_k)s + plex.rank), 0))
+             * (CASE WHEN pg.link_share >= %(nav_share)s THEN %(nav_factor)s ELSE 1.0 END)
+           AS page_score, sp.anchor AS sym_anchor
+    FROM ranked r JOIN pages pg ON pg.id = r.page_id LEFT JOIN sym_page sp ON sp.page_id = r.page_id
+    LEFT JOIN plex ON plex.page_id = r.page_id
+    WHERE r.nth = 1
+    ORDER BY page_score DESC, r.page_id
+    LIMIT CASE WHEN %(per_page)s THEN %(k)s ELSE 0 END
+)
+SELECT pr.page_id, pr.page_score, pr.sym_anchor, r.url, r.title, r.version_id, r.id, r.sort_order, r.content,
+       COALESCE(r.metadata -> 'heading_path', '[]'::jsonb), r.metadata ->> 'anchor', r.score, r.nth
+FROM pages_ranked pr JOIN ranked r ON r.page_id = pr.page_id
+WHERE r.nth <= %(merge)s AND r.score >= r.best * %(merge_ratio)s
+UNION ALL
+(SELECT r.page_id, r.score, NULL, r.url, r.title, r.version_id, r.id, r.sort_order, r.content,
+        COALESCE(r.metadata -> 'heading_path', '[]'::jsonb), r.metadata ->> 'anchor', r.score, 1
+ FROM ranked r WHERE NOT %(per_page)s ORDER BY r.score DESC, r.id LIMIT %(k)s)
+"""
+
+
+def search(
+    conn: psycopg.Connection,
+    query: str,
+    vector: np.ndarray,
+    version_ids: Iterable[int],
+    k: int = 5,
+    per_page: bool = False,
+    **tuning: Any,
+) -> list[SearchHit]:
+    """Hybrid search, fused by weighted reciprocal rank fusion (score = Σ w / (rrf_k + rank)) of:
+
+    - the ``candidates`` nearest chunks by cosine distance to ``vector`` (the query's embedding; HNSW with
+      iterative scan, so version filters do not starve it), of the versions with at least ``vector_share`` of their
+      chunks embedded (a version whose chunks still wait for their vectors is ranked by the other lists alone);
+    - the ``lex_candidates`` best chunks by BM25 over ``postings`` (english lexemes and whole identifiers of each
+      chunk's text and context line, kept by a trigger; per-version statistics in ``lexical_stats``);
+    - pages whose symbol table (``symbols``) defines a word of the query: a bonus by how specific the match is
+      (whole name or last parts; divided among the pages that define it), their definition chunk a candidate.
+
+    A query naming an identifier the version's text holds (a ``=name`` term: dotted, underscored, camelCase names,
+    options; or a word of letters and digits such as ``CMP0036``) weighs BM25 ``w_lex_ident``; if it has at most
+    ``ident_miss_max_words`` words, pages lacking every such name are multiplied by ``ident_miss``.
+    Navigation pages (``pages.link_share >= nav_share``) are ranked far down (``nav_factor``). ``per_page``:
+    one hit per page, its best chunks merged in page order and a deep link to its definition or best section;
+    otherwise the ``k`` best chunks. ``tuning`` overrides :data:`SEARCH_DEFAULTS`; unknown names raise
+    ``TypeError``.
+    """
+    unknown = set(tuning) - set(SEARCH_DEFAULTS)
+    if unknown:
+        raise TypeError(f"unknown search parameters: {', '.join(sorted(unknown))}")
+    params = {**SEARCH_DEFAULTS, **tuning}
+    dim = int(vector.shape[0])
+    if conn.adapters.types.get("vector") is None:  # a pooled connection opened before anything was indexed
+        register_vector(conn)
+    with conn.transaction():
+        conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(max(40, params["candidates"]))))
+        rows = conn.execute(
+            sql.SQL(_SEARCH).format(dim=sql.Literal(dim)),
+            {**params, "vector": vector, "versions": list(version_ids), "text": query, "k": k, "per_page": per_page},
+        ).fetchall()
+    if not per_page:
+        return [
+            SearchHit(url, title, list(path), float(score), content, version_id, _deep_link(url, anchor))
+            for _, _, _, url, title, version_id, _, _, content, path, anchor, score, _ in rows
+        ]
+    pages: dict[int, list[tuple]] = {}
+    for row in rows:
+        pages.setdefault(row[0], []).append(row)
+    hits = []
+    for chunks in sorted(pages.values(), key=lambda c: (-c[0][1], c[0][0])):
+        best = min(chunks, key=lambda c: c[12])
+        _, page_score, sym_anchor, url, title, version_id, _, _, _, path, anchor, _, _ = best
+        content = "\n\n".join(c[8] for c in sorted(chunks, key=lambda c: c[7]))
+        link = _deep_link(url, sym_anchor or anchor)
+        hits.append(SearchHit(url, title, list(path), float(page_score), content, version_id, link))
+    return hits
+
+
+def _deep_link(url: str, anchor: str | None) -> str | None:
+    return f"{url}#{anchor}" if anchor else None
+
+
+def refresh_lexical_stats(conn: psycopg.Connection, version_id: int) -> None:
+    """Recompute the version's BM25 collection statistics (chunk count, mean length). One statement."""
+    conn.execute(REFRESH_STATS, {"version": version_id})
+
+
+REFRESH_STATS = """
+    INSERT INTO lexical_stats (version_id, docs, avg_len)
+    SELECT %(version)s, count(*), coalesce(avg(length(d.content) + length(d.context)), 1.0)
+    FROM documents d JOIN pages p ON p.id = d.page_id WHERE p.version_id = %(version)s
+    ON CONFLICT (version_id) DO UPDATE SET docs = EXCLUDED.docs, avg_len = EXCLUDED.avg_len, updated_at = now()
+"""

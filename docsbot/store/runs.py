@@ -1,0 +1,133 @@
+"""Runs: what each crawl of a version did (``crawl_runs``), its state while it runs and after, and the overview of
+every version that ``docsbot status`` and ``list_libraries`` show.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from psycopg.rows import dict_row
+
+from docsbot.store.versions import running_version_ids
+
+if TYPE_CHECKING:
+    import psycopg
+
+__all__ = [
+    "crawl_run",
+    "database_now",
+    "first_run_since",
+    "latest_run_id",
+    "pages_written_since",
+    "run_state",
+    "version_overview",
+]
+
+
+def version_overview(conn: psycopg.Connection, runs: int = 3) -> list[dict[str, Any]]:
+    """Per version, by library and version name (``docsbot status`` and the MCP server's ``list_libraries``):
+    ``id, library, version, root_url, embedding_model, pages, chunks, vectors`` (chunks with a vector),
+    ``last_updated`` (latest ``pages.updated_at``), ``running`` (a run holds the version's lock now),
+    ``runs`` (its last ``runs`` runs, newest first: ``id, mode, started_at, finished_at, stats, outcome,
+    outcome_reason`` and ``state``, see :func:`run_state`) and ``embedding`` (its active embedding workers:
+    ``workers``, ``rate`` in chunks per second, ``None`` when none works on it)."""
+    running = running_version_ids(conn)
+    with conn.cursor(row_factory=dict_row) as cur:
+        versions = cur.execute(
+            """
+            SELECT v.id, l.name AS library, v.name AS version, v.root_url, v.embedding_model,
+                   counts.pages, counts.chunks, counts.vectors, counts.last_updated,
+                   COALESCE(runs.runs, '[]'::jsonb) AS runs, workers.workers, workers.rate
+            FROM versions v
+            JOIN libraries l ON l.id = v.library_id
+            CROSS JOIN LATERAL (
+                SELECT count(DISTINCT p.id) AS pages, count(d.id) AS chunks, count(d.embedding) AS vectors,
+                       max(p.updated_at) AS last_updated
+                FROM pages p LEFT JOIN documents d ON d.page_id = p.id
+                WHERE p.version_id = v.id
+            ) counts
+            LEFT JOIN LATERAL (
+                SELECT jsonb_agg(to_jsonb(r) ORDER BY r.started_at DESC, r.id DESC) AS runs
+                FROM (SELECT id, mode, started_at, finished_at, stats, outcome, outcome_reason FROM crawl_runs
+                      WHERE version_id = v.id ORDER BY started_at DESC, id DESC LIMIT %(runs)s) r
+            ) runs ON true
+            CROSS JOIN LATERAL (
+                SELECT count(*) AS workers, sum(w.rate) AS rate FROM embed_workers w
+                WHERE w.finished_at IS NULL AND w.updated_at > now() - interval '2 minutes'
+                  AND w.model = v.embedding_model AND (w.version_ids IS NULL OR v.id = ANY(w.version_ids))
+            ) workers
+            ORDER BY l.name, v.name
+            """,
+            {"runs": runs},
+        ).fetchall()
+    for v in versions:
+        v["running"] = v["id"] in running
+        v["embedding"] = {"workers": v.pop("workers"), "rate": v.pop("rate")} if v["workers"] else None
+        for run in v["runs"]:
+            for key in ("started_at", "finished_at"):
+                run[key] = datetime.fromisoformat(run[key]) if run[key] else None
+        for i, run in enumerate(v["runs"]):
+            run["state"] = run_state(run, running=v["running"] and i == 0)
+    return versions
+
+
+def run_state(run: dict[str, Any], *, running: bool) -> str:
+    """What a ``crawl_runs`` row amounts to: its ``outcome`` once it ended (``complete``, ``incomplete``,
+    ``vectors_pending``, ``failed``); ``running`` while its version's run lock is held (``running``: the caller
+    checked); otherwise ``interrupted``: its process ended without recording the end (killed, out of memory, the
+    machine went down). Rows recorded before outcomes existed: ``complete`` or ``failed`` by their close reason."""
+    if run.get("finished_at") is not None:
+        if run.get("outcome"):
+            return run["outcome"]
+        reason = (run.get("stats") or {}).get("finish_reason")
+        return "complete" if reason in (None, "finished") else "failed"
+    if run.get("outcome") == "interrupted" or not running:
+        return "interrupted"
+    return "running"
+
+
+def crawl_run(conn: psycopg.Connection, run_id: int) -> dict[str, Any] | None:
+    """One ``crawl_runs`` row with its version: ``id, version_id, library, version, mode, started_at,
+    finished_at, stats, outcome, outcome_reason``; ``None`` if there is no such run."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(
+            """
+            SELECT r.id, r.version_id, l.name AS library, v.name AS version, r.mode, r.started_at, r.finished_at,
+                   r.stats, r.outcome, r.outcome_reason
+            FROM crawl_runs r JOIN versions v ON v.id = r.version_id JOIN libraries l ON l.id = v.library_id
+            WHERE r.id = %s
+            """,
+            (run_id,),
+        ).fetchone()
+
+
+def first_run_since(conn: psycopg.Connection, version_id: int, mode: str, since: datetime) -> int | None:
+    """Id of the first ``mode`` run of the version started at or after ``since`` (database clock), if any."""
+    row = conn.execute(
+        "SELECT id FROM crawl_runs WHERE version_id = %s AND mode = %s AND started_at >= %s "
+        "ORDER BY started_at, id LIMIT 1",
+        (version_id, mode, since),
+    ).fetchone()
+    return row[0] if row else None
+
+
+def latest_run_id(conn: psycopg.Connection, version_id: int) -> int | None:
+    """Id of the version's most recently started run, if any."""
+    row = conn.execute(
+        "SELECT id FROM crawl_runs WHERE version_id = %s ORDER BY started_at DESC, id DESC LIMIT 1", (version_id,)
+    ).fetchone()
+    return row[0] if row else None
+
+
+def pages_written_since(conn: psycopg.Connection, version_id: int, since: datetime) -> int:
+    """Pages of the version written (new, changed, or their validators updated) at or after ``since``: the
+    progress of a run in flight, which records its counts only when it ends."""
+    return conn.execute(
+        "SELECT count(*) FROM pages WHERE version_id = %s AND updated_at >= %s", (version_id, since)
+    ).fetchone()[0]
+
+
+def database_now(conn: psycopg.Connection) -> datetime:
+    """The database server's clock (``clock_timestamp()``), to compare with timestamps it writes."""
+    return conn.execute("SELECT clock_timestamp()").fetchone()[0]
