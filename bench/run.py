@@ -138,9 +138,9 @@ class Bench:
             )
 
     def conn(self):
-        from docsbot import db
+        from docsbot import store
 
-        return db.connect(self.dsn, autocommit=True)
+        return store.connect(self.dsn, autocommit=True)
 
     # --- running things ---
 
@@ -295,10 +295,25 @@ class Bench:
         print(f"  MCP search_docs: p50 {latency['p50_ms']:.1f} ms, p95 {latency['p95_ms']:.1f} ms", flush=True)
         return latency
 
-    def stop_embedded_server(self) -> None:
-        from docsbot import embedded_pg
+    def web_latency(self, requests: int) -> dict:
+        """Warm latency of the search page (bench/web_latency.py: ``docsbot serve``, ``GET /?q=…`` over HTTP, the
+        server's ``Server-Timing``); ``{}`` if it could not be measured (the reason is printed)."""
+        cmd = [sys.executable, str(ROOT / "bench/web_latency.py"), "--library", LIBRARY, "-n", str(requests)]
+        proc = subprocess.run(cmd, cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=1800)
+        if proc.returncode != 0:
+            print(f"  web latency not measured: {proc.stderr.strip().splitlines()[-1:]}", flush=True)
+            return {}
+        latency = json.loads(proc.stdout)
+        print(
+            f"  search page: server p50 {latency['server_p50_ms']:.1f} ms, p95 {latency['server_p95_ms']:.1f} ms",
+            flush=True,
+        )
+        return latency
 
-        embedded_pg.stop(self.work / "pg")
+    def stop_embedded_server(self) -> None:
+        from docsbot.store import embedded
+
+        embedded.stop(self.work / "pg")
 
     def bare(self, name: str, *args: str) -> Phase:
         cmd = [sys.executable, "-m", "scrapy", "runspider", str(ROOT / "bench/bare_spider.py")]
@@ -462,6 +477,7 @@ def measure(bench: Bench, args: argparse.Namespace) -> int:
         default_304s.append(bench.bare(f"plain Scrapy all-304, default #{i + 1}", f"revalidate={validators}"))
     searches = [bench.search(f"docsbot search, default #{i + 1}", SEARCH_QUERY) for i in range(args.repeat)]
     latency = bench.mcp_latency(args.mcp_calls)
+    web = bench.web_latency(args.mcp_calls)
     db_size = bench.db_size()
     _, raw_late = bench.embedding_throughput(args.embed_sample)
     print(f"  raw embedding again: {raw_late:.1f} chunks/s", flush=True)
@@ -523,6 +539,8 @@ def measure(bench: Bench, args: argparse.Namespace) -> int:
         ("docsbot search, whole process, default (median s)", statistics.median(p.wall for p in searches), "<= 1"),
         ("MCP search_docs, warm, p50 (ms)", latency.get("p50_ms", float("nan")), "<= 50"),
         ("MCP search_docs, warm, p95 (ms)", latency.get("p95_ms", float("nan")), "<= 150"),
+        ("search page over HTTP, warm, server p50 (ms)", web.get("server_p50_ms", float("nan")), "<= 50"),
+        ("search page over HTTP, warm, server p95 (ms)", web.get("server_p95_ms", float("nan")), "<= 150"),
     ]
     report = render(
         bench,

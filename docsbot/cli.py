@@ -304,6 +304,17 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         return 2
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    from docsbot.mcp_server import UsageError, serve  # the MCP SDK, Starlette and Jinja2 only for this command
+    from docsbot.web import build_app
+
+    try:
+        return serve(http=args.http, allow_refresh=args.allow_writes, pages=build_app)
+    except UsageError as exc:
+        print(f"docsbot serve: {exc}", file=sys.stderr)
+        return 2
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="docsbot", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -353,6 +364,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--allow-refresh", action="store_true", help="add the refresh_library and get_run tools (read-only otherwise)"
     )
     mcp.set_defaults(func=cmd_mcp)
+    serve = sub.add_parser("serve", help="web pages to search and follow the index, with the MCP server at /mcp")
+    serve.add_argument(
+        "--http",
+        metavar="[HOST:]PORT",
+        default="127.0.0.1:8765",
+        help="where to serve (default 127.0.0.1:8765); another host than loopback needs DOCSBOT_MCP_TOKEN",
+    )
+    serve.add_argument(
+        "--allow-writes",
+        action="store_true",
+        help="allow refreshing and removing library versions (read-only otherwise)",
+    )
+    serve.set_defaults(func=cmd_serve)
     return parser
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import socket
 import subprocess
 import sys
@@ -116,6 +117,7 @@ def test_bench_smoke_run(tmp_path):
     assert "| next version: texts embedded / texts new to the database |" in text
     assert "every page stored and searchable by text after" in text
     assert "| unchanged refresh, embedded default / plain Scrapy all-304 (medians) |" in text
+    assert re.search(r"\| search page over HTTP, warm, server p50 \(ms\) \| \d+\.\d+ \| <= 50 \|", text), text
     # The default path left no server running (the bench stops the one its phases kept alive).
     assert not (tmp_path / "w/pg/postmaster.pid").exists()
 

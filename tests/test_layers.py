@@ -12,6 +12,7 @@ import pytest
 LAYERS = (
     "spiders",
     "docsbot.cli",
+    "docsbot.web",  # the web pages, with the MCP server mounted at /mcp
     grimp.Layer("docsbot.mcp_server", "docsbot.commands", independent=True),  # interfaces
     grimp.Layer(
         "docsbot.middlewares",

@@ -1,0 +1,356 @@
+"""`docsbot serve`: the web pages (and /mcp beside them) as a process, against a site indexed by the real pipeline,
+read over HTTP and in a real browser (headless Debian Chromium driven by Playwright, checked with axe-core)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import anyio
+import httpx2
+import pytest
+
+from docsbot.web import excerpt, highlight, render_markdown
+from tests.conftest import docsbot_env
+from tests.test_mcp import answer, http_session
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = os.environ.get("DOCSBOT_CHROMIUM", "/usr/bin/chromium")
+# Where the README's screenshots come from: DOCSBOT_SCREENSHOTS=docs/screenshots pytest tests/test_web.py -k browser
+SCREENSHOTS = os.environ.get("DOCSBOT_SCREENSHOTS")
+
+
+class Serve:
+    """`docsbot serve --http ...` as a process; ``url`` (no trailing slash) once it has announced its address."""
+
+    def __init__(self, env: dict[str, str], log: Path, *args: str, http: str = "127.0.0.1:0") -> None:
+        self.log = log
+        self._log_file = log.open("w")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "docsbot.cli", "serve", "--http", http, *args],
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=self._log_file,
+            stderr=subprocess.STDOUT,
+        )
+        self.url = ""
+
+    def wait_ready(self, timeout: float = 60) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            m = re.search(r"docsbot serve: serving (http://\S+)/ \(MCP at", self.log.read_text())
+            if m:
+                self.url = m.group(1)
+                return self.url
+            assert self.process.poll() is None, self.log.read_text()[-3000:]
+            time.sleep(0.1)
+        raise AssertionError("the server did not start: " + self.log.read_text()[-3000:])
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self._log_file.close()
+        assert "Traceback" not in self.log.read_text(), self.log.read_text()[-3000:]
+
+
+@pytest.fixture
+def indexed(crawl, docsite):
+    result = crawl(url=f"{docsite.url}/docs/index.html", library="testdocs", version="1.0")
+    assert result.returncode == 0, result.stderr[-3000:]
+    return docsite
+
+
+@pytest.fixture
+def serve(database_url, tmp_path) -> Iterator[callable]:
+    servers: list[Serve] = []
+
+    def start(*args: str, **env: str) -> Serve:
+        server = Serve(docsbot_env(database_url, tmp_path, **env), tmp_path / f"serve{len(servers)}.log", *args)
+        servers.append(server)
+        server.wait_ready()
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
+def get(url: str, **kwargs) -> httpx2.Response:
+    return httpx2.get(url, timeout=60, follow_redirects=False, **kwargs)
+
+
+# --- pure parts ---------------------------------------------------------------------------------------------------
+
+
+def test_highlight_marks_whole_query_words_and_escapes_the_rest():
+    html = str(highlight("Use asyncio.gather() <b>to</b> gather; gathering is not.", "gather asyncio.gather"))
+    assert html == ("Use <mark>asyncio.gather</mark>() &lt;b&gt;to&lt;/b&gt; <mark>gather</mark>; gathering is not.")
+    assert str(highlight("a <tag>", "")) == "a &lt;tag&gt;"
+
+
+def test_excerpt_is_one_plain_line_cut_at_a_word():
+    text = excerpt("## Install\n\n```python\npip install x\n```\n\nUse **bold** and `code`.", width=30)
+    assert text == "Install pip install x Use …"  # the fence and its language go
+    assert excerpt("short") == "short"
+
+
+def test_markdown_is_rendered_with_html_escaped_and_section_ids():
+    html = str(
+        render_markdown("# T\n\n## One\n\n<script>alert(1)</script>\n\n| a | b |\n|---|---|\n| 1 | 2 |", ["one"])
+    )
+    assert '<h2 id="one">One</h2>' in html
+    assert "<script>" not in html and "&lt;script&gt;" in html
+    assert "<table>" in html and "<td>1</td>" in html
+
+
+# --- over HTTP ----------------------------------------------------------------------------------------------------
+
+
+def test_pages_and_their_json_twins_answer_from_the_index(indexed, serve, db):
+    server = serve()
+    base = server.url
+
+    # search: the URL holds the query; results grouped per page, marked, with deep links
+    page = get(f"{base}/", params={"q": "coroutine task object"})
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assert re.fullmatch(r"app;dur=\d+\.\d", page.headers["server-timing"])
+    assert 'value="coroutine task object"' in page.text
+    assert "API reference" in page.text and "<mark>task</mark>" in page.text.lower()
+    twin = get(f"{base}/search.json", params={"q": "coroutine task object"}).json()
+    assert twin["results"][0]["title"] == "API reference"
+    assert len({r["url"] for r in twin["results"]}) == len(twin["results"])
+    for r in twin["results"]:
+        assert f'href="{r["deep_link"]}"' in page.text  # every result's deep link, as the service gives it
+    scoped = get(f"{base}/search.json", params={"q": "install", "library": "testdocs", "version": "1.0"}).json()
+    assert scoped["results"][0]["url"].endswith("/docs/guide.html")
+
+    # libraries: the counts of the database
+    pages, chunks = db.execute("SELECT (SELECT count(*) FROM pages), (SELECT count(*) FROM documents)").fetchone()
+    libraries = get(f"{base}/libraries.json").json()["libraries"]
+    assert [(v["library"], v["version"], v["pages"], v["chunks"]) for v in libraries] == [
+        ("testdocs", "1.0", pages, chunks)
+    ]
+    html = get(f"{base}/libraries").text
+    assert "testdocs@1.0" in html and f">{chunks}<" in html
+    assert "Refresh" not in html  # read-only: no actions
+
+    # a run: its counts
+    run_id = libraries[0]["last_run"]["crawl_run_id"]
+    run = get(f"{base}/runs/{run_id}.json").json()
+    assert (run["state"], run["outcome"], run["counts"]["new"]) == ("finished", "complete", pages)
+    assert f">{pages}<" in get(f"{base}/runs/{run_id}").text
+
+    # a page: its Markdown rendered, its sections, when it was checked; a section alone
+    guide = f"{indexed.url}/docs/guide.html"
+    whole = get(f"{base}/page", params={"url": guide})
+    assert whole.status_code == 200
+    assert "<h2" in whole.text and "Install" in whole.text and "Configure" in whole.text
+    assert "import testdocs" in whole.text
+    stored = db.execute("SELECT markdown FROM pages WHERE url = %s", (guide,)).fetchone()[0]
+    data = get(f"{base}/page.json", params={"url": guide}).json()
+    assert data["markdown"] == stored and data["last_checked_at"]
+    section = get(f"{base}/page.json", params={"url": guide, "section": "Configure"}).json()
+    assert section["markdown"].startswith("## Configure") and "Install" not in section["markdown"]
+
+
+def test_bad_input_gets_a_page_that_says_so_with_its_status(indexed, serve):
+    server = serve()
+    base = server.url
+    unknown = get(f"{base}/", params={"q": "install", "library": "django"})
+    assert unknown.status_code == 404
+    assert "django is not indexed; indexed: testdocs@1.0" in unknown.text
+    assert get(f"{base}/search.json", params={"q": "install", "library": "django"}).json()["status"] == 404
+    too_long = get(f"{base}/search.json", params={"q": "x" * 2001})
+    assert too_long.status_code == 400 and "at most 2000" in too_long.json()["error"]
+    assert get(f"{base}/search.json").status_code == 400  # no query
+    missing = get(f"{base}/page", params={"url": f"{indexed.url}/docs/nowhere.html"})
+    assert missing.status_code == 404 and "is not stored in testdocs@1.0" in missing.text
+    assert get(f"{base}/page", params={"url": "not a url"}).status_code == 400
+    assert (
+        get(f"{base}/page", params={"url": f"{indexed.url}/docs/guide.html", "section": "nowhere"}).status_code == 404
+    )
+    assert get(f"{base}/runs/123456").status_code == 404
+    assert get(f"{base}/no/such/page").status_code == 404
+    # writes are off: a POST is refused and nothing is removed
+    refused = httpx2.post(f"{base}/libraries/remove", data={"library": "testdocs", "version": "1.0"}, timeout=30)
+    assert refused.status_code == 403
+    assert get(f"{base}/libraries.json").json()["libraries"]
+    # DNS rebinding: on loopback, a Host that is not a loopback name is refused
+    assert get(f"{base}/", headers={"Host": "evil.example"}).status_code == 421
+    for body in (unknown.text, missing.text):
+        assert "Traceback" not in body
+
+
+def test_writes_need_the_switch_and_the_form_token(indexed, serve, db):
+    server = serve("--allow-writes")
+    base = server.url
+    html = get(f"{base}/libraries").text
+    csrf = re.search(r'name="csrf" value="([^"]+)"', html).group(1)
+    form = {"library": "testdocs", "version": "1.0"}
+    forged = httpx2.post(f"{base}/libraries/remove", data={**form, "csrf": "guess"}, timeout=30)
+    assert forged.status_code == 403
+    cross_site = httpx2.post(
+        f"{base}/libraries/remove", data={**form, "csrf": csrf}, headers={"Origin": "http://evil.example"}, timeout=30
+    )
+    assert cross_site.status_code == 403
+    assert db.execute("SELECT count(*) FROM pages").fetchone()[0] == 5
+    removed = httpx2.post(f"{base}/libraries/remove", data={**form, "csrf": csrf}, timeout=30)
+    assert removed.status_code == 303 and removed.headers["location"] == "/libraries?removed=testdocs%401.0"
+    assert db.execute("SELECT count(*) FROM pages").fetchone()[0] == 0
+    assert "removed testdocs@1.0" in get(f"{base}/libraries?removed=testdocs%401.0").text
+
+
+def test_off_loopback_every_page_needs_the_token_or_a_signed_in_session(indexed, database_url, tmp_path):
+    env = docsbot_env(database_url, tmp_path)
+    env.pop("DOCSBOT_MCP_TOKEN", None)
+    refused = subprocess.run(
+        [sys.executable, "-m", "docsbot.cli", "serve", "--http", "0.0.0.0:0"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert refused.returncode == 2 and "without a token: set DOCSBOT_MCP_TOKEN" in refused.stderr
+
+    env = docsbot_env(database_url, tmp_path, DOCSBOT_MCP_TOKEN="s3cret")
+    server = Serve(env, tmp_path / "token.log", http="0.0.0.0:0")
+    try:
+        base = server.wait_ready().replace("0.0.0.0", "127.0.0.1")
+        assert get(f"{base}/libraries.json").status_code == 401
+        to_login = get(f"{base}/libraries", headers={"Accept": "text/html"})
+        assert to_login.status_code == 303 and to_login.headers["location"] == "/login?next=/libraries"
+        assert get(f"{base}/libraries.json", headers={"Authorization": "Bearer s3cret"}).status_code == 200
+        with httpx2.Client(base_url=base, timeout=30) as browser:
+            wrong = browser.post("/login", data={"token": "nope", "next": "/libraries"})
+            assert wrong.status_code == 401 and "not this server" in wrong.text
+            signed_in = browser.post("/login", data={"token": "s3cret", "next": "/libraries"})
+            assert signed_in.status_code == 303 and signed_in.headers["location"] == "/libraries"
+            assert browser.get("/libraries", headers={"Accept": "text/html"}).status_code == 200
+            assert "testdocs@1.0" in browser.get("/libraries").text
+            browser.get("/logout")
+            assert browser.get("/libraries.json").status_code == 401
+        # the MCP transport beside the pages: the SDK's bearer check
+        assert (
+            httpx2.post(f"{base}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"}, timeout=30).status_code
+            == 401
+        )
+
+        async def mcp() -> None:
+            async with http_session(f"{base}/mcp", token="s3cret") as session:
+                found = answer(await session.call_tool("search_docs", {"query": "install"}))
+                assert found["results"][0]["url"].endswith("/docs/guide.html")
+
+        anyio.run(mcp)
+    finally:
+        server.stop()
+    assert "s3cret" not in server.log.read_text()
+
+
+# --- in a browser -------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no Chromium at {CHROMIUM}: `make chromium` (apt-get install chromium) or set DOCSBOT_CHROMIUM")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"],
+        )
+        yield chromium
+        chromium.close()
+
+
+def accessible(page) -> None:
+    """axe-core finds no serious or critical violation (labels, contrast, landmarks, names of controls)."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    results = Axe().run(page)
+    serious = [v for v in results.response["violations"] if v["impact"] in ("serious", "critical")]
+    assert not serious, [(v["id"], v["help"], [n["target"] for n in v["nodes"]][:3]) for v in serious]
+
+
+def shot(page, name: str) -> None:
+    if SCREENSHOTS:
+        Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(SCREENSHOTS) / f"{name}.png"), full_page=True)
+
+
+def test_browser_search_follow_a_deep_link_refresh_and_follow_the_run(indexed, serve, browser, db):
+    server = serve("--allow-writes")
+    page = browser.new_page(viewport={"width": 1100, "height": 800})
+    try:
+        # search, keyboard first: the box has focus, Enter submits, the URL holds the query
+        page.goto(f"{server.url}/")
+        page.wait_for_function("document.activeElement && document.activeElement.id === 'q'", timeout=10_000)
+        accessible(page)
+        page.keyboard.type("install the library")
+        page.keyboard.press("Enter")
+        page.wait_for_url(re.compile(r"\?q=install\+the\+library"))
+        results = page.locator("ol.results > li")
+        assert results.count() >= 1
+        first = results.nth(0)
+        assert "Guide" in first.locator(".result-title").inner_text()
+        assert first.locator("mark").count() >= 1
+        accessible(page)
+        shot(page, "search")
+        # "/" brings focus back to the box from anywhere on the page
+        page.locator("body").click()
+        page.keyboard.press("/")
+        page.wait_for_function("document.activeElement && document.activeElement.id === 'q'", timeout=10_000)
+
+        # the result's deep link opens the stored page at its section; the page's own link leads to the site
+        first.locator(".result-title").click()
+        page.wait_for_url(re.compile(r"/page\?url="))
+        assert page.locator("article.doc").inner_text().strip()
+        assert page.get_by_text("Last checked").count() == 1
+        accessible(page)
+        shot(page, "page")
+        site_link = page.locator("p.meta a[rel=noreferrer]")
+        href = site_link.get_attribute("href")
+        assert href.startswith(f"{indexed.url}/docs/guide.html")
+        site_link.click()
+        page.wait_for_url(re.compile(re.escape(f"{indexed.url}/docs/guide.html")))
+        assert "Install the library with pip." in page.content()
+
+        # libraries: refresh the version, then follow the run until it ends
+        page.goto(f"{server.url}/libraries")
+        accessible(page)
+        shot(page, "libraries")
+        page.get_by_role("button", name="Refresh testdocs@1.0").click()
+        page.wait_for_url(re.compile(r"/runs/run-"))
+        page.wait_for_function("document.getElementById('run').dataset.live === 'no'", timeout=120_000, polling=500)
+        assert "finished: complete" in page.locator("#state").inner_text()
+        counts = dict(line.split("\t") for line in page.locator("#counts").inner_text().splitlines())
+        assert counts == {
+            "unchanged": "5",
+            "modified": "0",
+            "new": "0",
+            "deleted": "0",
+            "failed": "0",
+            "chunks embedded": "0",
+        }
+        accessible(page)
+        shot(page, "run")
+        runs = db.execute("SELECT mode, outcome FROM crawl_runs ORDER BY id").fetchall()
+        assert runs == [("full", "complete"), ("refresh", "complete")]
+    finally:
+        page.close()
