@@ -17,7 +17,15 @@ from docsbot.errors import DocsbotError
 from docsbot.render import RENDER_MODES
 from docsbot.urls import InvalidURL, canonical_url
 
-__all__ = ["CrawlArguments", "CrawlSettings", "SpiderArgumentError", "MODES", "PRUNE", "ARGUMENT_NAMES"]
+__all__ = [
+    "parse_duration",
+    "CrawlArguments",
+    "CrawlSettings",
+    "SpiderArgumentError",
+    "MODES",
+    "PRUNE",
+    "ARGUMENT_NAMES",
+]
 
 MODES = ("full", "refresh")
 PRUNE = ("none", "orphans")
@@ -41,13 +49,22 @@ def _optional_int(name: str, value: Any, minimum: int) -> int | None:
     return number
 
 
-def _duration(name: str, value: Any) -> timedelta | None:
-    if value in (None, "", "0"):
+def parse_duration(value: Any) -> timedelta | None:
+    """``45s``, ``30m``, ``12h``, ``7d``, ``2w`` (a number and a unit) as a timedelta; ``None`` for ``0``, ``''`` or
+    ``None``. Raises ``ValueError`` for anything else."""
+    if value in (None, "", "0", 0):
         return None
     m = _DURATION.match(str(value).lower())
     if not m:
-        raise SpiderArgumentError(f"-a {name} must be a duration like 45s, 30m, 12h, 7d or 2w; got {value!r}")
+        raise ValueError(f"a duration is like 45s, 30m, 12h, 7d or 2w; got {value!r}")
     return timedelta(seconds=float(m.group(1)) * _DURATION_UNITS[m.group(2)])
+
+
+def _duration(name: str, value: Any) -> timedelta | None:
+    try:
+        return parse_duration(value)
+    except ValueError as exc:
+        raise SpiderArgumentError(f"-a {name} must be a duration like 45s, 30m, 12h, 7d or 2w; got {value!r}") from exc
 
 
 def _flag(name: str, value: Any) -> bool:

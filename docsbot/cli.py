@@ -190,6 +190,123 @@ def cmd_delete(args: argparse.Namespace) -> int:
     return 0
 
 
+def _library_version(text: str) -> tuple[str, str | None]:
+    """``LIBRARY`` or ``LIBRARY@VERSION`` (``LIBRARY@`` names the unversioned one)."""
+    library, sep, version = text.partition("@")
+    return library, (version if sep else None)
+
+
+def cmd_changes(args: argparse.Namespace) -> int:
+    from docsbot.service import NotFound
+
+    library, version = _library_version(args.library)
+    try:
+        with _index() as index:
+            result = index.changes(library, version, args.since, run=args.run, limit=args.limit, diffs=args.diff)
+    except NotFound as exc:
+        print(f"docsbot: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        for change in result.changes:
+            print(change.model_dump_json())
+        return 0
+    if not result.changes:
+        print(f"no change recorded for {args.library}" + (f" since {result.since}" if result.since else ""))
+        return 0
+    counts = ", ".join(f"{n} {kind}" for kind, n in sorted(result.counts.items()))
+    print(f"{args.library}: {counts}" + (f" since {result.since}" if result.since else "")
+          + (" (more not shown: narrow --since or raise --limit)" if result.truncated else ""))  # fmt: skip
+    for change in result.changes:
+        label = f"{change.library}@{change.version}" if change.version else change.library
+        where = f"{change.old_url} -> {change.url}" if change.old_url else change.url
+        print(f"{change.at}  {label}  {change.kind:<8}  {change.title or '(no title)'}  {where}")
+        for section in change.sections:
+            path = " > ".join(section.heading_path) or "(before the first heading)"
+            link = f"  {change.url}#{section.anchor}" if section.anchor else ""
+            print(f"    {section.change}: {path}{link}")
+        if args.diff and change.diff:
+            print(textwrap.indent(change.diff, "    "))
+    return 0
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    from docsbot.service import NotFound
+
+    try:
+        with _index() as index:
+            diff = index.diff_versions(args.library, args.old, args.new)
+    except NotFound as exc:
+        print(f"docsbot: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(diff.model_dump_json(indent=2))
+        return 0
+    print(
+        f"{args.library} {args.old} -> {args.new}: {len(diff.added)} added, {len(diff.removed)} removed, "
+        f"{len(diff.changed)} changed" + (f" ({diff.not_compared} not compared)" if diff.not_compared else "")
+    )
+    for kind, symbols in (("+", diff.added), ("-", diff.removed), ("~", diff.changed)):
+        for symbol in symbols:
+            print(f"{kind} {symbol.name}  {symbol.deep_link}")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """One Markdown file in the shape of llms-full.txt (each page under its title, with its source URL), or a
+    directory of Markdown files (one per page, paths from the URLs)."""
+    from pathlib import Path
+
+    from docsbot.service import NotFound
+    from docsbot.store import version_label
+
+    library, version = _library_version(args.library)
+    try:
+        with _index() as index:
+            target, pages = index.export_pages(library, version)
+            label = version_label(target.library, target.name)
+            count = 0
+            if args.format == "pages":
+                out = Path(args.output or f"{target.library}-{target.name or 'docs'}")
+                for url, title, markdown in pages:
+                    path = out / _page_path(url, target.root_url)
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    path.write_text(f"# {title}\n\nSource: {url}\n\n{_without_title(markdown, title)}\n")
+                    count += 1
+            else:
+                out = Path(args.output or f"{target.library}-{target.name or 'docs'}-llms-full.txt")
+                with out.open("w", encoding="utf-8") as f:
+                    f.write(f"# {label}\n\n> Documentation of {label}, from {target.root_url}\n\n")
+                    for url, title, markdown in pages:
+                        f.write(f"# {title}\n\nSource: {url}\n\n{_without_title(markdown, title)}\n\n")
+                        count += 1
+    except NotFound as exc:
+        print(f"docsbot: {exc}", file=sys.stderr)
+        return 1
+    print(f"exported {count} pages of {label} to {out}")
+    return 0
+
+
+def _without_title(markdown: str, title: str) -> str:
+    """The page's Markdown without its first line when that line is its title (exports put the title first)."""
+    first, _, rest = markdown.partition("\n")
+    return rest.lstrip("\n") if first.lstrip("# ").strip() == title.strip() else markdown
+
+
+def _page_path(url: str, root_url: str) -> str:
+    """A page's file in an export: its URL's path below the root's directory, ``.md`` for ``.html``."""
+    import posixpath
+    import urllib.parse
+
+    path = urllib.parse.urlsplit(url).path
+    base = posixpath.dirname(urllib.parse.urlsplit(root_url).path) + "/"
+    rel = path[len(base) :] if path.startswith(base) else path.lstrip("/")
+    if not rel or rel.endswith("/"):
+        rel += "index.html"
+    stem, ext = posixpath.splitext(rel)
+    rel = stem + ".md" if ext in (".html", ".htm", ".xhtml", "") else rel + ".md"
+    return "/".join(part for part in rel.split("/") if part not in ("", ".", ".."))
+
+
 def cmd_db_stop(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -364,6 +481,30 @@ def build_parser() -> argparse.ArgumentParser:
         "--allow-refresh", action="store_true", help="add the refresh_library and get_run tools (read-only otherwise)"
     )
     mcp.set_defaults(func=cmd_mcp)
+    changes = sub.add_parser("changes", help="what refreshes changed: pages added, modified (sections, diff), deleted")
+    changes.add_argument("library", metavar="LIBRARY[@VERSION]")
+    changes.add_argument("--since", help="a duration back from now (7d, 12h) or a date (2026-11-20); default: all kept")
+    changes.add_argument("--run", type=int, help="only the changes of this run (a crawl_runs id, as `status` shows)")
+    changes.add_argument("--diff", action="store_true", help="show each modified page's unified diff")
+    changes.add_argument("--limit", type=int, default=200, help="at most this many pages, newest first (default 200)")
+    changes.add_argument("--json", action="store_true", help="JSON lines, one change each")
+    changes.set_defaults(func=cmd_changes)
+    diff = sub.add_parser("diff", help="API names added, removed and changed between two versions of a library")
+    diff.add_argument("library")
+    diff.add_argument("old", metavar="OLD_VERSION")
+    diff.add_argument("new", metavar="NEW_VERSION")
+    diff.add_argument("--json", action="store_true")
+    diff.set_defaults(func=cmd_diff)
+    export = sub.add_parser("export", help="write a version's pages as Markdown (llms-full.txt or a directory)")
+    export.add_argument("library", metavar="LIBRARY[@VERSION]")
+    export.add_argument(
+        "--format",
+        choices=["llms-full", "pages"],
+        default="llms-full",
+        help="llms-full: one file, each page under its title and source URL; pages: a .md per page",
+    )
+    export.add_argument("-o", "--output", help="file (llms-full) or directory (pages); default: named after it")
+    export.set_defaults(func=cmd_export)
     serve = sub.add_parser("serve", help="web pages to search and follow the index, with the MCP server at /mcp")
     serve.add_argument(
         "--http",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Chunk", "PageItem", "PageGone"]
+__all__ = ["Chunk", "PageChange", "PageGone", "PageItem"]
 
 
 @dataclass
@@ -24,6 +24,17 @@ class Chunk:
     embedding: Any = None
     anchor: str | None = None  # HTML id of the section or definition (stored as metadata->>'anchor')
     context_cut: int | None = None  # the context line was cut to this many characters (stored in metadata)
+
+
+@dataclass
+class PageChange:
+    """What storing a page changes, for the change log (``page_changes``): ``kind`` ``added`` (a page new to the
+    index), ``modified`` (new text) or ``moved`` (a stored page now at another URL, its text new or not);
+    ``sections`` and ``diff`` as :class:`docsbot.changes.PageDiff` gives them (for new text of a stored page)."""
+
+    kind: str
+    sections: list[dict[str, Any]] = field(default_factory=list)
+    diff: str | None = None
 
 
 @dataclass
@@ -58,6 +69,12 @@ class PageItem:
     link_share: float | None = None
     # docsbot.extract.EXTRACTOR_VERSION of this extraction (0: unknown; a refresh re-fetches such a page).
     extractor_version: int = 0
+    # The stored page's URL when it now answers at ``url`` (a redirect or a canonical URL moved it).
+    moved_from: str | None = None
+    # {symbol name: hash of its documentation text} (docsbot.changes.symbol_doc_hashes), set by the chunk pipeline.
+    symbol_hashes: dict[str, str] = field(default_factory=dict)
+    # Set by the chunk pipeline when storing the page changes the index (None: a same-content 200).
+    change: PageChange | None = None
 
 
 @dataclass

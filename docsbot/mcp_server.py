@@ -6,6 +6,8 @@ connection pool warm. Its tools, over stdio (what desktop clients launch) or Str
 - ``search_docs(query, library=None, version=None, limit=5)``: page-level hybrid search, as ``docsbot search``;
 - ``list_libraries()``: what is indexed, with counts and the last run of each version;
 - ``get_page(url, section=None)``: a page's stored Markdown, or one section of it by anchor; no network request;
+- ``get_changes(library, version=None, since=None, diffs=False)``: what the library's refreshes changed;
+- ``diff_versions(library, old_version, new_version)``: names added, removed and changed between two versions;
 - ``refresh_library(library, version=None)`` and ``get_run(run_id)``: only with ``--allow-refresh``. A refresh is
   ``scrapy crawl docs -a mode=refresh`` started as a child process, or a job scheduled on Scrapyd when
   ``SCRAPYD_URL`` is set: there is one refresh path.
@@ -44,6 +46,7 @@ from docsbot.embedding import load_embedder
 from docsbot.errors import DocsbotError
 from docsbot.service import (
     MAX_QUERY_CHARS,
+    ChangesResult,
     DocsIndex,
     ListLibrariesResult,
     PageResult,
@@ -51,6 +54,7 @@ from docsbot.service import (
     RunInfo,
     SearchDocsResult,
     ServiceError,
+    VersionDiff,
 )
 
 if TYPE_CHECKING:
@@ -117,7 +121,8 @@ def build_server(index: DocsIndex, token: str | None = None, base_url: str = "ht
         title="docsbot documentation index",
         instructions=(
             "Search indexed documentation with search_docs, read a whole page or one section with get_page "
-            "(pass a result's url or deep_link), and see what is indexed with list_libraries."
+            "(pass a result's url or deep_link), see what is indexed with list_libraries, what changed with "
+            "get_changes, and how two versions' APIs differ with diff_versions."
         ),
         middleware=[] if index.allow_writes else [_refuse_refresh_tools],
         **auth,
@@ -154,6 +159,31 @@ def build_server(index: DocsIndex, token: str | None = None, base_url: str = "ht
         the same or a higher level). A deep_link's #anchor selects its section. Served from the index: no
         network request. The whole page comes with the list of its sections."""
         return await _call(index.page, url, section)
+
+    @_tool(server, _READ_ONLY)
+    async def get_changes(
+        library: Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS)],
+        version: Annotated[Name, Field(description="one version; default: every version of the library")] = None,
+        since: Annotated[
+            str | None,
+            Field(max_length=64, description="a duration back from now (7d, 12h) or a date (2026-11-20); default: all"),
+        ] = None,
+        diffs: Annotated[bool, Field(description="include each modified page's unified diff (long)")] = False,
+    ) -> ChangesResult:
+        """What changed in a library's docs, as its refreshes found it: pages added, modified (with the sections
+        whose text changed, and on request the diff), deleted or moved, newest first, each with when. Use it to
+        check whether an API you know was changed or removed since a date."""
+        return await _call(lambda: index.changes(library, version, since, limit=200, diffs=diffs))
+
+    @_tool(server, _READ_ONLY)
+    async def diff_versions(
+        library: Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS)],
+        old_version: Annotated[str, Field(max_length=MAX_NAME_CHARS, description="the earlier version")],
+        new_version: Annotated[str, Field(max_length=MAX_NAME_CHARS, description="the later version")],
+    ) -> VersionDiff:
+        """The API difference between two indexed versions of a library, from the names their docs define: names
+        added, removed, and those whose documentation text changed, each with a deep link."""
+        return await _call(index.diff_versions, library, old_version, new_version)
 
     if index.allow_writes:
 

@@ -8,15 +8,18 @@ chunks without a vector wait in the embedding queue, which the run's worker drai
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import tempfile
+import time
 from typing import TYPE_CHECKING
 
 from scrapy import signals
 
+from docsbot.changes import symbol_doc_hashes
 from docsbot.chunking import context_line, embed_key, embed_text
-from docsbot.items import Chunk, PageGone, PageItem
+from docsbot.items import Chunk, PageChange, PageGone, PageItem
 from docsbot.run import PageNotStored, index_context
 from docsbot.store import StoreUnavailable
 from docsbot.workers import ChunkerSpec, ExtractionPool, ExtractionWorkerDied
@@ -37,6 +40,14 @@ class ChunkPipeline:
     A page whose extracted content hashes the same as the stored ``content_hash`` is marked unchanged
     (``item.changed = False``, :meth:`docsbot.refresh.RefreshLedger.content_unchanged`) and not chunked: only its
     validators will be written.
+
+    What storing the page changes is set on the item for the change log (``item.change``, unless
+    ``DOCSBOT_CHANGES_KEEP`` is 0): a page new to the index is ``added``; a stored page at a new URL ``moved``; a
+    stored page with new text ``modified``, with the sections that changed and a diff of its stored Markdown
+    (:func:`docsbot.changes.page_diff`, in the worker pool beside its chunking; a diff that fails or times out is
+    left out, the change is still recorded). A page an older extractor stored and this one re-extracts is not a
+    change of the docs: it records nothing unless it moved. Stats: ``docsbot/changes/diffed``,
+    ``docsbot/changes/diff_failed``, ``docsbot/changes/seconds`` (the wait for the old text and the diff's CPU).
     """
 
     def __init__(self, crawler: Crawler) -> None:
@@ -44,6 +55,8 @@ class ChunkPipeline:
         self.context = index_context(crawler)
         self.context_tokens = crawler.settings.getint("DOCSBOT_CONTEXT_TOKENS")
         self.chunk_tokens = crawler.settings.getint("DOCSBOT_CHUNK_TOKENS")
+        self.record_changes = self.context.changes_keep is not None
+        self.diff_bytes = crawler.settings.getint("DOCSBOT_CHANGE_DIFF_BYTES", 16384)
         self._spec: ChunkerSpec | None = None
         self._files: tempfile.TemporaryDirectory | None = None
         self._inline: ExtractionPool | None = None
@@ -88,11 +101,43 @@ class ChunkPipeline:
             return item
         if self.context.ledger.content_unchanged(item.page_id, item.stored_hash, item.content_hash):
             item.changed = False
+            if self.record_changes and item.moved_from is not None:
+                item.change = PageChange("moved")
             return item
+        old_text = None
+        modified = item.page_id is not None and item.stored_hash is not None and item.stored_hash != item.content_hash
+        if self.record_changes:
+            if item.page_id is None:
+                item.change = PageChange("added")
+            elif item.moved_from is not None or modified:
+                item.change = PageChange("moved" if item.moved_from is not None else "modified")
+        if item.change is not None and modified:
+            started = time.monotonic()
+            try:
+                old_text = await self.context.store.page_markdown(item.page_id)
+            except StoreUnavailable as exc:
+                logger.warning("recording the change of %s without its diff: %s", item.url, exc)
+            self.crawler.stats.inc_value("docsbot/changes/seconds", time.monotonic() - started)
+        chunking = self._pool().chunk(item.markdown, list(item.anchors), self.spec(), item.url)
         try:
-            chunks = await self._pool().chunk(item.markdown, list(item.anchors), self.spec(), item.url)
+            if old_text is None:
+                chunks = await chunking
+            else:
+                diffing = self._pool().diff(old_text, item.markdown, list(item.anchors), self.diff_bytes, item.url)
+                chunks, diff = await asyncio.gather(chunking, diffing, return_exceptions=True)
+                if isinstance(diff, BaseException):
+                    self.crawler.stats.inc_value("docsbot/changes/diff_failed")
+                    logger.warning("recording the change of %s without its diff: %s", item.url, diff)
+                else:
+                    self.crawler.stats.inc_value("docsbot/changes/diffed")
+                    self.crawler.stats.inc_value("docsbot/changes/seconds", diff.seconds)
+                    item.change.sections = [c.as_dict() for c in diff.sections]
+                    item.change.diff = diff.diff
+                if isinstance(chunks, BaseException):
+                    raise chunks
         except ExtractionWorkerDied as exc:  # a crash or a timeout: the stored copy is kept, the page counted failed
             raise PageNotStored(f"not chunked: {exc}", "extract") from exc
+        item.symbol_hashes = symbol_doc_hashes(item.markdown, list(item.anchors), list(item.symbols))
         context_chars = self.context_tokens * 4
         model = self.context.embedder.name
         item.chunks = []
@@ -138,7 +183,7 @@ class StorePipeline:
                 stats.inc_value("docsbot/gone")
             return item
         try:
-            saved = await context.store.save_page(item)
+            saved = await context.store.save_page(item, context.run_id)
         except StoreUnavailable as exc:  # counted by the run, so the summary, crawl_runs and the exit code say so
             raise PageNotStored(f"not stored: {exc}", "store") from exc
         context.ledger.stored(saved.id)

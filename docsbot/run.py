@@ -42,7 +42,7 @@ from scrapy.utils.conf import build_component_list
 from scrapy.utils.misc import load_object
 
 from docsbot import store
-from docsbot.arguments import CrawlArguments, CrawlSettings, SpiderArgumentError
+from docsbot.arguments import CrawlArguments, CrawlSettings, SpiderArgumentError, parse_duration
 from docsbot.embedding import EmbeddingModelError, load_embedder
 from docsbot.errors import DocsbotError
 from docsbot.extract import EXTRACTOR_VERSION
@@ -61,6 +61,8 @@ from docsbot.urls import Scope
 from docsbot.vectors import EmbeddingWorker, FillStats, ModelRunner, describe_progress
 
 if TYPE_CHECKING:
+    from datetime import timedelta
+
     import psycopg
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
@@ -99,6 +101,7 @@ class IndexContext:
     ledger: RefreshLedger = field(init=False)
     run_id: int | None = None
     vectors: RunVectors | None = None  # the run's embedding worker (None: DOCSBOT_CRAWL_EMBED_WORKERS=0)
+    changes_keep: timedelta | None = None  # DOCSBOT_CHANGES_KEEP: how long change log rows are kept (None: off)
 
     @property
     def mode(self) -> str:
@@ -310,6 +313,10 @@ class IndexRun:
             gone = parse_gone_statuses(settings.getlist("DOCSBOT_GONE_STATUSES", sorted(GONE_STATUSES)))
         except ValueError as exc:
             raise SpiderArgumentError(str(exc)) from None
+        try:
+            changes_keep = parse_duration(settings.get("DOCSBOT_CHANGES_KEEP", "90d"))
+        except ValueError as exc:
+            raise SpiderArgumentError(f"DOCSBOT_CHANGES_KEEP: {exc}") from None
         dsn = self._dsn = store.resolve_dsn(settings)
         with store.connect(dsn, retry=store.RetryPolicy.from_settings(settings)) as conn:
             store.migrate(conn)
@@ -350,6 +357,7 @@ class IndexRun:
             render_wait_until=settings.get("DOCSBOT_RENDER_WAIT_UNTIL"),
             label=label,
             gone_statuses=gone,
+            changes_keep=changes_keep,
         )
         if settings.getint("DOCSBOT_CRAWL_EMBED_WORKERS", 1) > 0:
             context.vectors = RunVectors(dsn, embedder, settings, version, label)
@@ -542,7 +550,9 @@ class IndexRun:
         if not plan.delete:
             return
         try:
-            deleted = await context.store.delete_pages(sorted(plan.delete))
+            deleted = await context.store.delete_pages(
+                sorted(plan.delete), context.run_id, record=context.changes_keep is not None
+            )
         except store.StoreUnavailable as exc:
             logger.error("%s: %d pages to delete are kept: %s", context.label, len(plan.delete), exc)
             self.problems.append(f"{len(plan.delete)} deletions not applied ({exc})")
@@ -595,7 +605,10 @@ class IndexRun:
             self.problems.append(f"the chunks without a vector could not be counted ({exc})")
         outcome = self._decide(reason, waiting)
         try:
-            await context.store.finish_run(context.run_id, self._summary(reason), outcome.state, outcome.reason)
+            keep = context.changes_keep.total_seconds() if context.changes_keep else None
+            await context.store.finish_run(
+                context.run_id, self._summary(reason), outcome.state, outcome.reason, keep_changes=keep
+            )
         except store.StoreUnavailable as exc:
             logger.error("%s: the run's record could not be written: %s", context.label, exc)
             self.problems.append(f"the run's record was not written ({exc})")

@@ -171,6 +171,13 @@ DOCSBOT_GONE_STATUSES = [
     int(code) for code in os.environ.get("DOCSBOT_GONE_STATUSES", "404,410").replace(" ", "").split(",") if code
 ]
 HTTPERROR_ALLOWED_CODES = DOCSBOT_GONE_STATUSES
+
+# --- What changed (docsbot/changes.py) ----------------------------------------------------------------------
+# How long a run's change log rows (page_changes: pages added, modified with their sections and a diff, deleted,
+# moved) are kept: a duration (90d, 12w); 0 records none.
+DOCSBOT_CHANGES_KEEP = os.environ.get("DOCSBOT_CHANGES_KEEP", "90d")
+# A modified page's unified diff (old Markdown against new) is cut at this many bytes.
+DOCSBOT_CHANGE_DIFF_BYTES = _env_number("DOCSBOT_CHANGE_DIFF_BYTES", "16384")
 # The spider keeps each page's depth itself (stored pages keep their stored depth; see docsbot/refresh.py), so
 # Scrapy's DepthMiddleware, which would overwrite it with parent + 1, is off.
 SPIDER_MIDDLEWARES = {"scrapy.spidermiddlewares.depth.DepthMiddleware": None}

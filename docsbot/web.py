@@ -11,6 +11,8 @@ Datasette's pages: every page's URL holds its whole query, and every page has a 
   when writes are allowed (``--allow-writes``);
 - ``/runs/ID``: a run's counts and outcome, its progress while it runs (the page polls its JSON twin; without
   JavaScript it reloads itself), and the tail of its log for runs this server started;
+- ``/changes?library=…&version=…&since=…``: what refreshes changed (pages added, modified with their sections
+  and diffs, deleted, moved), with an Atom feed of the same (``/changes.atom?…``);
 - ``/page?url=…&section=…``: a stored page's Markdown rendered (HTML in the Markdown is shown as text, never run),
   its sections, when it was last checked and written;
 - ``/mcp``: the MCP server of :mod:`docsbot.mcp_server`, with the same tools as ``docsbot mcp``.
@@ -34,6 +36,7 @@ import re
 import secrets
 import time
 import urllib.parse
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -59,7 +62,7 @@ if TYPE_CHECKING:
     from starlette.requests import Request
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-    from docsbot.service import DocsIndex
+    from docsbot.service import ChangesResult, DocsIndex
 
 __all__ = ["build_app", "highlight", "render_markdown"]
 
@@ -275,7 +278,18 @@ class Pages:
         run_id = request.path_params["run_id"]
         as_json = run_id.endswith(".json")
         run_id = run_id.removesuffix(".json")
-        return await self.answer(request, as_json, self.index.run, run_id, template="run.html", title=f"Run {run_id}")
+        try:
+            result = await self.call(self.index.run, run_id)
+            changes = None
+            if not as_json and result.crawl_run_id is not None and result.state not in ("starting", "running"):
+                changes = await self.call(
+                    lambda: self.index.changes(result.library, result.version, run=result.crawl_run_id, limit=1000)
+                )
+        except (ServiceError, psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout, store.DatabaseError) as e:
+            return self.failure(request, e, as_json)
+        if as_json:
+            return self.json(result)
+        return self.render(request, "run.html", title=f"Run {run_id}", result=result, changes=changes)
 
     async def page(self, request: Request) -> Response:
         as_json = request.url.path.endswith(".json")
@@ -295,6 +309,31 @@ class Pages:
         else:
             html = render_markdown(result.markdown, [])
         return self.render(request, "page.html", title=result.title, result=result, whole=whole, html=html)
+
+    async def changes(self, request: Request) -> Response:
+        """/changes (HTML), /changes.json and /changes.atom (an Atom feed: one entry per page change)."""
+        path = request.url.path
+        params = request.query_params
+        library = params.get("library", "")
+        version = params.get("version")
+        since = params.get("since") or None
+        run = params.get("run")
+        as_json = path.endswith(".json")
+        if not library:
+            return self.failure(request, _invalid("which library? pass library= (and version=)"), as_json)
+        try:
+            run_id = int(run) if run else None
+            result = await self.call(lambda: self.index.changes(library, version, since, run=run_id, diffs=True))
+        except ValueError:
+            return self.failure(request, _invalid(f"run= takes a run id, got {run!r}"), as_json)
+        except (ServiceError, psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout, store.DatabaseError) as e:
+            return self.failure(request, e, as_json)
+        if as_json:
+            return self.json(result)
+        if path.endswith(".atom"):
+            return Response(atom_feed(result, str(request.url)), media_type="application/atom+xml")
+        label = store.version_label(library, version) if version is not None else library
+        return self.render(request, "changes.html", title=f"Changes · {label}", result=result, label=label)
 
     async def write(self, request: Request) -> Response:
         """POST /libraries/refresh and /libraries/remove: forms with library, version and the CSRF token."""
@@ -337,6 +376,40 @@ class Pages:
 
     async def not_found(self, request: Request, exc: Exception) -> Response:
         return self.render(request, "error.html", 404, title="Not found", status=404, message="no such page here")
+
+
+def atom_feed(result: ChangesResult, url: str) -> bytes:
+    """An Atom 1.0 feed (RFC 4287, written by feedgen) of a change log: one entry per page change, newest first,
+    linking to the page (its first changed section), its content the changed sections and the diff."""
+    from feedgen.feed import FeedGenerator
+
+    label = store.version_label(result.library, result.version) if result.version is not None else result.library
+    feed = FeedGenerator()
+    feed.id(url)
+    feed.title(f"Changes in the {label} docs")
+    feed.subtitle(f"Pages docsbot's refreshes of {label} found added, modified, deleted or moved")
+    feed.link(href=url, rel="self")
+    feed.author(name="docsbot")
+    feed.generator("docsbot")
+    updated = max((datetime.fromisoformat(c.at) for c in result.changes), default=None)
+    feed.updated(updated or datetime.now(UTC))
+    for change in reversed(result.changes):  # feedgen prepends: oldest first in, newest first out
+        entry = feed.add_entry()
+        entry.id(f"{url.split('?')[0]}#change-{change.id}")
+        entry.title(f"{change.kind}: {change.title or change.url}")
+        anchor = next((s.anchor for s in change.sections if s.anchor), None)
+        entry.link(href=f"{change.url}#{anchor}" if anchor else change.url)
+        entry.updated(datetime.fromisoformat(change.at))
+        lines = [f"{change.kind} in {store.version_label(change.library, change.version)}: {change.url}"]
+        if change.old_url:
+            lines.append(f"moved from {change.old_url}")
+        for section in change.sections:
+            lines.append(f"{section.change}: {' > '.join(section.heading_path) or '(before the first heading)'}")
+        body = escape("\n".join(lines))
+        if change.diff:
+            body += Markup("<pre>%s</pre>") % change.diff
+        entry.content(str(Markup("<p>%s</p>") % Markup(str(body).replace("\n", "<br>"))), type="html")
+    return feed.atom_str(pretty=True)
 
 
 def _invalid(message: str) -> ServiceError:
@@ -450,6 +523,9 @@ def build_app(index: DocsIndex, mcp: MCPServer | None, token: str | None, host: 
         else Route("/libraries/{action:str}", _read_only, methods=["POST"]),
         Route("/runs/{run_id:str}", pages.run),
         Route("/page", pages.page),
+        Route("/changes", pages.changes),
+        Route("/changes.json", pages.changes),
+        Route("/changes.atom", pages.changes),
         Route("/page.json", pages.page),
     ]
     if token:

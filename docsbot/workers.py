@@ -62,6 +62,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pebble import ProcessExpired, ProcessPool
 from scrapy import signals
 
+from docsbot.changes import PageDiff, page_diff
 from docsbot.chunking import Chunker, TextChunk
 from docsbot.errors import DocsbotError
 from docsbot.extract import ExtractedPage, extract_page
@@ -79,6 +80,7 @@ __all__ = [
     "ExtractionTimeout",
     "ExtractionWorkerDied",
     "chunk_markdown",
+    "diff_markdown",
     "extract_body",
 ]
 
@@ -135,11 +137,16 @@ def chunk_markdown(markdown: str, anchors: list[tuple[int, str]], spec: ChunkerS
     return chunker.chunks(markdown, anchors)
 
 
+def diff_markdown(old: str, new: str, anchors: list[tuple[int, str]], max_bytes: int) -> PageDiff:
+    """:func:`docsbot.changes.page_diff`: what a worker runs for a page whose stored text a refresh replaces."""
+    return page_diff(old, new, anchors, max_bytes)
+
+
 def _mp_context() -> multiprocessing.context.BaseContext:
     if "forkserver" in multiprocessing.get_all_start_methods():
         ctx = multiprocessing.get_context("forkserver")
         # The fork server imports extraction once (not the parent's __main__); workers are forked from it.
-        ctx.set_forkserver_preload(["docsbot.extract", "docsbot.chunking"])
+        ctx.set_forkserver_preload(["docsbot.extract", "docsbot.chunking", "docsbot.changes"])
         return ctx
     return multiprocessing.get_context("spawn")
 
@@ -228,6 +235,14 @@ class ExtractionPool:
         if self.kind == "inline":
             return chunk_markdown(markdown, anchors, spec)
         return await self._run(f"the chunks of {url}", chunk_markdown, markdown, anchors, spec)
+
+    async def diff(self, old: str, new: str, anchors: list[tuple[int, str]], max_bytes: int, url: str) -> PageDiff:
+        """How a page's new Markdown differs from its stored Markdown (:func:`diff_markdown`), in the pool. Raises
+        :class:`ExtractionTimeout` and :class:`ExtractionWorkerDied`."""
+        self._count("docsbot/extract/diffed")
+        if self.kind == "inline":
+            return diff_markdown(old, new, anchors, max_bytes)
+        return await self._run(f"the diff of {url}", diff_markdown, old, new, anchors, max_bytes)
 
     async def _run(self, what: str, func: Callable[..., T], *args: Any) -> T:
         """``func(*args)`` in the pool; ``what`` names the task in errors. Raises :class:`ExtractionTimeout` and

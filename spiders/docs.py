@@ -196,8 +196,10 @@ class DocsSpider(scrapy.Spider):
         if found.duplicate:
             return  # stored already this run, reached again under another URL
         page = found.page
+        moved_from = None
         if page is not None and page_key(page.url) != page_key(found.target):
             logger.info("%s moved to %s", page.url, found.target)
+            moved_from = page.url
         etag, last_modified = response.meta.get(FETCHED_VALIDATORS_META_KEY) or (
             _header(response, b"ETag"),
             _header(response, b"Last-Modified"),
@@ -221,6 +223,7 @@ class DocsSpider(scrapy.Spider):
             symbols=list(extracted.symbols),
             link_share=extracted.link_share,
             extractor_version=EXTRACTOR_VERSION,
+            moved_from=moved_from,
         )
 
     def page_failed(self, failure: Failure) -> Iterator[scrapy.Request | PageGone]:

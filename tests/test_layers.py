@@ -26,6 +26,7 @@ LAYERS = (
     grimp.Layer("docsbot.service", "docsbot.vectors", independent=True),  # the service; the embedding queue's workers
     "docsbot.store",
     "docsbot.arguments",
+    "docsbot.changes",  # what changed on a page (over chunking's headings)
     grimp.Layer(
         "docsbot.refresh",
         "docsbot.extract",
@@ -40,7 +41,15 @@ LAYERS = (
 # The crawl and the service stand side by side on the store: neither imports the other (a refresh the service starts
 # is a `scrapy crawl` process).
 CRAWL = ("spiders", "docsbot.commands", "docsbot.middlewares", "docsbot.pipelines", "docsbot.workers", "docsbot.run")
-PURE = ("docsbot.refresh", "docsbot.arguments", "docsbot.extract", "docsbot.chunking", "docsbot.items", "docsbot.urls")
+PURE = (
+    "docsbot.refresh",
+    "docsbot.changes",
+    "docsbot.arguments",
+    "docsbot.extract",
+    "docsbot.chunking",
+    "docsbot.items",
+    "docsbot.urls",
+)
 
 
 @pytest.fixture(scope="module")

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
 ROOT = Path(__file__).resolve().parent.parent
-READ_TOOLS = {"search_docs", "list_libraries", "get_page"}
+READ_TOOLS = {"search_docs", "list_libraries", "get_page", "get_changes", "diff_versions"}
 REAL_EMBEDDER = "docsbot.embedding.FastEmbedEmbedder"
 
 
@@ -460,6 +460,8 @@ def test_refresh_tools_listed_only_when_allowed_and_json_schema_is_stable(databa
         "search_docs": ["library", "limit", "query", "version"],
         "list_libraries": [],
         "get_page": ["section", "url"],
+        "get_changes": ["diffs", "library", "since", "version"],
+        "diff_versions": ["library", "new_version", "old_version"],
         "refresh_library": ["library", "version"],
         "get_run": ["run_id"],
     }

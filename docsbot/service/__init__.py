@@ -18,10 +18,12 @@ from typing import TYPE_CHECKING, Any
 # and the rest of the service, which would cost every whole-process search its start-up time.
 _EXPORTS = {
     "docsbot.service.errors": ("Forbidden", "Invalid", "NotFound", "ServiceError", "Upstream"),
-    "docsbot.service.index": ("DocsIndex",),
+    "docsbot.service.index": ("DocsIndex", "parse_since"),
     "docsbot.service.models": (
+        "ChangesResult",
         "LibraryVersion",
         "ListLibrariesResult",
+        "PageChangeInfo",
         "PageResult",
         "PageSection",
         "RefreshResult",
@@ -29,6 +31,8 @@ _EXPORTS = {
         "RunInfo",
         "SearchDocsResult",
         "SearchHit",
+        "SymbolRef",
+        "VersionDiff",
     ),
     "docsbot.service.search": ("MAX_QUERY_CHARS", "BadQuery", "SearchResult", "Searcher", "UnknownLibrary"),
 }
@@ -36,10 +40,12 @@ _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in nam
 
 if TYPE_CHECKING:
     from docsbot.service.errors import Forbidden, Invalid, NotFound, ServiceError, Upstream
-    from docsbot.service.index import DocsIndex
+    from docsbot.service.index import DocsIndex, parse_since
     from docsbot.service.models import (
+        ChangesResult,
         LibraryVersion,
         ListLibrariesResult,
+        PageChangeInfo,
         PageResult,
         PageSection,
         RefreshResult,
@@ -47,6 +53,8 @@ if TYPE_CHECKING:
         RunInfo,
         SearchDocsResult,
         SearchHit,
+        SymbolRef,
+        VersionDiff,
     )
     from docsbot.service.search import MAX_QUERY_CHARS, BadQuery, Searcher, SearchResult, UnknownLibrary
 
@@ -60,6 +68,11 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "MAX_QUERY_CHARS",
+    "ChangesResult",
+    "PageChangeInfo",
+    "SymbolRef",
+    "VersionDiff",
+    "parse_since",
     "BadQuery",
     "DocsIndex",
     "Forbidden",

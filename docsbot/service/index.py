@@ -12,14 +12,18 @@ from __future__ import annotations
 import threading
 import urllib.parse
 import uuid
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from docsbot import store
+from docsbot.arguments import parse_duration
 from docsbot.service.errors import Forbidden, Invalid, NotFound
 from docsbot.service.models import (
+    ChangesResult,
     LibraryVersion,
     ListLibrariesResult,
+    PageChangeInfo,
     PageResult,
     PageSection,
     RefreshResult,
@@ -27,6 +31,8 @@ from docsbot.service.models import (
     RunInfo,
     SearchDocsResult,
     SearchHit,
+    SymbolRef,
+    VersionDiff,
 )
 from docsbot.service.runs import Launch, Launcher, iso, run_info
 from docsbot.service.search import Searcher
@@ -35,14 +41,38 @@ from docsbot.store import version_label
 from docsbot.urls import InvalidURL, Scope, canonical_url
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Iterator, Mapping
 
     import psycopg
 
     from docsbot.config import ProjectSettings
     from docsbot.embedding import Embedder
 
-__all__ = ["DocsIndex"]
+__all__ = ["DocsIndex", "parse_since"]
+
+
+def parse_since(value: str | None, now: datetime) -> datetime | None:
+    """``since`` as a time: ``None``/``''`` for none; a duration back from ``now`` (``7d``, ``12h``, ``2w``); or a
+    date or time in ISO 8601 (``2026-11-20``, ``2026-11-20T08:00:00+00:00``; without a zone, UTC). Raises
+    :class:`Invalid` for anything else."""
+    if value is None or not str(value).strip():
+        return None
+    text = str(value).strip()
+    try:
+        duration = parse_duration(text)
+    except ValueError:
+        duration = None
+    if duration is not None:
+        return now - duration
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        raise Invalid(f"since= takes a duration (7d, 12h, 2w) or a date or time (2026-11-20); got {text!r}") from None
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+def _deep_link(url: str, anchor: str | None) -> str:
+    return f"{url}#{anchor}" if anchor else url
 
 
 class DocsIndex:
@@ -116,6 +146,9 @@ class DocsIndex:
                     content=r.content,
                     library=r.library,
                     version=r.version,
+                    last_checked_at=r.last_checked_at,
+                    last_modified=r.last_modified,
+                    changed_at=r.changed_at,
                 )
                 for r in results
             ],
@@ -156,6 +189,8 @@ class DocsIndex:
                     embedding=work,
                     embedding_model=row["embedding_model"],
                     last_updated=iso(row["last_updated"]),
+                    last_changed=iso(row["last_changed"]),
+                    last_refreshed=iso(row["last_refreshed"]),
                     refreshing=row["running"],
                     last_run=infos[0] if infos else None,
                     recent_runs=infos[1:],
@@ -194,6 +229,8 @@ class DocsIndex:
             "source": source,
             "updated_at": iso(page["updated_at"]),
             "last_checked_at": iso(page["last_checked_at"]),
+            "last_modified": page["last_modified"],
+            "changed_at": iso(page["content_changed_at"]),
         }
         anchors: dict[str, list[str]] = {}
         for _, path, anchor in chunks:
@@ -268,6 +305,95 @@ class DocsIndex:
             f"no run {run_id!r}: pass the run_id a refresh returned (this server's runs) or a crawl_runs id as the "
             "list of libraries reports it"
         )
+
+    # --- what changed ---
+
+    def changes(
+        self,
+        library: str,
+        version: str | None = None,
+        since: str | None = None,
+        *,
+        run: int | None = None,
+        limit: int = 200,
+        diffs: bool = False,
+    ) -> ChangesResult:
+        """The pages a library's runs added, modified (with the sections that changed; ``diffs``: the diff of its
+        Markdown), deleted or moved, newest first: of one version, or of all the library's versions (``version``
+        None); ``since`` a duration back from now (``7d``, ``12h``) or a date or time (``2026-11-20``, ISO 8601);
+        ``run`` a ``crawl_runs`` id. Raises :class:`NotFound` for a library or version that is not indexed and
+        :class:`Invalid` for a ``since`` it cannot read or a ``limit`` outside 1-1000."""
+        if not 1 <= limit <= 1000:
+            raise Invalid(f"limit must be between 1 and 1000, got {limit}")
+        versions = self.searcher.versions(library, version)
+        with self.connection() as conn:
+            start = parse_since(since, store.database_now(conn))
+            rows = store.list_changes(
+                conn, [v.id for v in versions], since=start, run_id=run, limit=limit + 1, with_diff=diffs
+            )
+        listed = [
+            PageChangeInfo(
+                id=row["id"],
+                kind=row["kind"],
+                url=row["url"],
+                old_url=row["old_url"],
+                title=row["title"],
+                sections=row["sections"],
+                diff=row["diff"],
+                at=iso(row["created_at"]),
+                run_id=row["run_id"],
+                library=row["library"],
+                version=row["version"],
+            )
+            for row in rows[:limit]
+        ]
+        counts: dict[str, int] = {}
+        for change in listed:
+            counts[change.kind] = counts.get(change.kind, 0) + 1
+        return ChangesResult(
+            library=library,
+            version=version,
+            since=iso(start),
+            counts=counts,
+            changes=listed,
+            truncated=len(rows) > limit,
+        )
+
+    def diff_versions(self, library: str, old_version: str, new_version: str, limit: int = 1000) -> VersionDiff:
+        """What ``new_version`` of a library defines that ``old_version`` does not, what it no longer defines,
+        and the names whose documentation text changed, from the two versions' symbol tables, with deep links.
+        Raises :class:`NotFound` for a version that is not indexed."""
+        (old,) = self.searcher.versions(library, old_version)
+        (new,) = self.searcher.versions(library, new_version)
+        with self.connection() as conn:
+            found = store.symbol_diff(conn, old.id, new.id, limit)
+
+        def refs(rows: list[dict]) -> list[SymbolRef]:
+            return [
+                SymbolRef(name=r["name"], url=r["url"], anchor=r["anchor"], deep_link=_deep_link(r["url"], r["anchor"]))
+                for r in rows
+            ]
+
+        return VersionDiff(
+            library=library,
+            old_version=old.name,
+            new_version=new.name,
+            added=refs(found["added"]),
+            removed=refs(found["removed"]),
+            changed=refs(found["changed"]),
+            not_compared=found["unknown"],
+        )
+
+    def export_pages(self, library: str, version: str | None = None) -> tuple[store.VersionRow, Iterator]:
+        """The version (``version`` only needed when the library has several) and an iterator of its pages'
+        ``(url, title, markdown)``, by depth then URL, read from the database as they are consumed."""
+        target = self._one_version(library, version)
+
+        def pages() -> Iterator[tuple[str, str, str]]:
+            with self.connection() as conn:
+                yield from store.version_pages(conn, target.id)
+
+        return target, pages()
 
     # --- writes ---
 

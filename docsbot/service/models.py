@@ -18,6 +18,10 @@ __all__ = [
     "RunState",
     "SearchDocsResult",
     "SearchHit",
+    "PageChangeInfo",
+    "ChangesResult",
+    "SymbolRef",
+    "VersionDiff",
 ]
 
 RunState = Literal["starting", "running", "finished", "failed", "interrupted"]
@@ -32,6 +36,9 @@ class SearchHit(BaseModel):
     content: str = Field(description="the matching Markdown")
     library: str
     version: str
+    last_checked_at: str | None = Field(None, description="when a run last found the page (its last 304 or 200)")
+    last_modified: str | None = Field(None, description="the server's Last-Modified for the page, as sent")
+    changed_at: str | None = Field(None, description="when the page's text last changed in the index")
 
 
 class SearchDocsResult(BaseModel):
@@ -79,7 +86,9 @@ class LibraryVersion(BaseModel):
         description="while workers embed this version: workers, rate (chunks per second), seconds_left; null when none",
     )
     embedding_model: str | None
-    last_updated: str | None = Field(None, description="when a page of it last changed in the index")
+    last_updated: str | None = Field(None, description="when a page of it was last written in the index")
+    last_changed: str | None = Field(None, description="when the text of a page of it last changed")
+    last_refreshed: str | None = Field(None, description="when its last refresh ended")
     refreshing: bool = Field(description="a run of this version is in progress now")
     last_run: RunInfo | None = None
     recent_runs: list[RunInfo] = Field(
@@ -113,6 +122,8 @@ class PageResult(BaseModel):
     last_checked_at: str | None = Field(
         None, description="when a run last found it unchanged or stored it (its last 304 or 200)"
     )
+    last_modified: str | None = Field(None, description="the server's Last-Modified for the page, as sent")
+    changed_at: str | None = Field(None, description="when its text last changed in the index")
     sections: list[PageSection] = Field(
         default_factory=list, description="the page's sections (whole page only), for section="
     )
@@ -130,3 +141,53 @@ class RefreshResult(BaseModel):
 
 class RemoveResult(BaseModel):
     removed: list[dict[str, Any]] = Field(description="each version removed (library@version) with its page count")
+
+
+class SectionChangeInfo(BaseModel):
+    heading_path: list[str] = Field(description="the section's headings, outermost first ([]: before the first)")
+    anchor: str | None = Field(None, description="the section's id on the page (url#anchor), when it has one")
+    change: Literal["modified", "added", "removed"]
+
+
+class PageChangeInfo(BaseModel):
+    id: int = Field(description="the change's id in the change log")
+    kind: Literal["added", "modified", "deleted", "moved"]
+    url: str
+    old_url: str | None = Field(None, description="moved: the URL it had")
+    title: str
+    sections: list[SectionChangeInfo] = Field(
+        default_factory=list, description="modified: the sections whose text changed"
+    )
+    diff: str | None = Field(None, description="a unified diff of the page's Markdown, old against new (when asked)")
+    at: str = Field(description="when the run stored the change")
+    run_id: int | None = Field(None, description="the crawl_runs id of the run that recorded it")
+    library: str
+    version: str
+
+
+class ChangesResult(BaseModel):
+    library: str
+    version: str | None = Field(None, description="the version asked for (None: every version of the library)")
+    since: str | None = Field(None, description="changes recorded at or after this time (None: all kept)")
+    counts: dict[str, int] = Field(description="pages per kind of change among those listed")
+    changes: list[PageChangeInfo]
+    truncated: bool = Field(False, description="more changes match than were listed; narrow since= to see them")
+
+
+class SymbolRef(BaseModel):
+    name: str
+    url: str
+    anchor: str | None = None
+    deep_link: str
+
+
+class VersionDiff(BaseModel):
+    library: str
+    old_version: str
+    new_version: str
+    added: list[SymbolRef] = Field(description="names the new version defines and the old does not")
+    removed: list[SymbolRef] = Field(description="names the old version defined and the new does not")
+    changed: list[SymbolRef] = Field(description="names both define whose documentation text differs")
+    not_compared: int = Field(
+        0, description="names in both whose text could not be compared (pages stored before docsbot recorded it)"
+    )

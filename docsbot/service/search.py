@@ -46,6 +46,9 @@ class SearchResult:
 
     ``url`` is the page URL; ``deep_link`` the URL of the section (``url#anchor``, or ``url`` when the HTML gave
     no anchor); ``content`` Markdown; ``score`` higher is better (fusion score, not comparable across queries).
+    Freshness (ISO 8601, ``None`` when unknown): ``last_checked_at`` when a run last found the page (its last 304 or
+    200), ``last_modified`` the server's ``Last-Modified`` as it sent it, ``changed_at`` when its text last changed
+    in the index.
     """
 
     url: str
@@ -56,6 +59,9 @@ class SearchResult:
     content: str
     library: str = ""
     version: str = ""
+    last_checked_at: str | None = None
+    last_modified: str | None = None
+    changed_at: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
@@ -158,6 +164,7 @@ class Searcher:
         labels = {v.id: (v.library, v.name) for v in usable}
         with self._pool.connection() as conn:
             hits = store.search(conn, query, vector, list(labels), k=limit, per_page=not chunks, **self.tuning)
+            fresh = store.page_freshness(conn, list({h.page_id for h in hits})) if hits else {}
         return [
             SearchResult(
                 url=h.url,
@@ -168,6 +175,13 @@ class Searcher:
                 content=h.content,
                 library=labels.get(h.version_id, ("", ""))[0],
                 version=labels.get(h.version_id, ("", ""))[1],
+                last_checked_at=_iso(fresh.get(h.page_id, {}).get("last_checked_at")),
+                last_modified=fresh.get(h.page_id, {}).get("last_modified"),
+                changed_at=_iso(fresh.get(h.page_id, {}).get("content_changed_at")),
             )
             for h in hits
         ]
+
+
+def _iso(value: Any) -> str | None:
+    return value.isoformat(timespec="seconds") if value is not None else None

@@ -1,5 +1,6 @@
 """The storage layer: every SQL statement docsbot runs, and nothing above it (no Scrapy, no service, no interface).
 
+- :mod:`~docsbot.store.changes`: the change log, pages' freshness, two versions' symbols compared, export;
 - :mod:`~docsbot.store.connection`: the database URL (``DATABASE_URL`` or the embedded server), connections, the
   retry rule of every database step;
 - :mod:`~docsbot.store.schema`: migrations (``migrations/NNNN_name.sql``) for writers, a schema check for readers;
@@ -17,6 +18,7 @@ parameterized; identifiers that cannot be parameters (the vector dimension in a 
 
 from __future__ import annotations
 
+from docsbot.store.changes import change_counts, list_changes, page_freshness, symbol_diff, version_pages
 from docsbot.store.connection import (
     DatabaseError,
     RetryPolicy,
@@ -64,6 +66,7 @@ __all__ = [
     "StoreUnavailable",
     "VersionRow",
     "bind_model",
+    "change_counts",
     "check_schema",
     "configure_connection",
     "connect",
@@ -77,9 +80,11 @@ __all__ = [
     "has_schema",
     "latest_run_id",
     "list_versions",
+    "list_changes",
     "lock_version",
     "migrate",
     "page_chunks",
+    "page_freshness",
     "pages_written_since",
     "redact_dsn",
     "refresh_lexical_stats",
@@ -88,9 +93,11 @@ __all__ = [
     "run_state",
     "running_version_ids",
     "search",
+    "symbol_diff",
     "symbol_keys",
     "upsert_version",
     "version_label",
     "version_overview",
+    "version_pages",
     "waiting_chunks",
 ]

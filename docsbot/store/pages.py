@@ -181,14 +181,26 @@ class PageStore:
 
         return await self._retrying("loading the stored pages", load)
 
-    async def save_page(self, item: PageItem) -> SavedPage:
+    async def page_markdown(self, page_id: int) -> str | None:
+        """A stored page's Markdown (``None`` for a page stored before docsbot kept it, or gone). Retried."""
+
+        async def read() -> str | None:
+            async with self._pool.connection() as conn:
+                cur = await conn.execute("SELECT markdown FROM pages WHERE id = %s", (page_id,))
+                row = await cur.fetchone()
+                return row[0] if row else None
+
+        return await self._retrying("reading a stored page", read)
+
+    async def save_page(self, item: PageItem, run_id: int | None = None) -> SavedPage:
         """Upsert the page and, if its content changed, replace its chunks (COPY BINARY), text first: a chunk whose
         ``embed_hash`` (model + embedded text) already has a vector anywhere in the database (any page, version or
         library) takes it over; the others are written without one and wait in the embedding queue
         (:mod:`docsbot.vectors`). One transaction, retried (see :meth:`_retrying`); raises
         :class:`StoreUnavailable` naming the URL when it still cannot be written (the page is then as it was).
 
-        A stored page keeps its stored depth.
+        A stored page keeps its stored depth. ``item.change`` (added, modified, moved) becomes a ``page_changes``
+        row of run ``run_id`` in the same transaction.
         """
         values = {
             "version_id": item.version_id,
@@ -205,15 +217,22 @@ class PageStore:
             "extractor_version": item.extractor_version,
             "page_id": item.page_id,
         }
-        return await self._retrying(f"storing {item.url}", lambda: self._save_page(item, values))
+        return await self._retrying(f"storing {item.url}", lambda: self._save_page(item, values, run_id))
 
-    async def _save_page(self, item: PageItem, values: dict[str, Any]) -> SavedPage:
+    async def _save_page(self, item: PageItem, values: dict[str, Any], run_id: int | None) -> SavedPage:
         async with self._pool.connection() as conn, conn.transaction():
             if item.page_id is not None:  # a stored page, possibly moving to a new URL after a redirect
                 cur = await conn.execute(_UPDATE_PAGE, values)
             else:
                 cur = await conn.execute(_INSERT_PAGE, values)
             (page_id,) = await cur.fetchone()
+            change = getattr(item, "change", None)
+            if change is not None:
+                await conn.execute(
+                    _INSERT_CHANGE,
+                    (run_id, item.version_id, page_id, change.kind, item.url, getattr(item, "moved_from", None),
+                     item.title, Jsonb(change.sections), change.diff),
+                )  # fmt: skip
             if not item.changed:
                 return SavedPage(page_id)
             # Before the page's old chunks go: they may hold the vectors of its unchanged texts.
@@ -252,25 +271,30 @@ class PageStore:
         if share is not None:
             await conn.execute("UPDATE pages SET link_share = %s WHERE id = %s", (share, page_id))
         await conn.execute("DELETE FROM symbols WHERE page_id = %s", (page_id,))
+        hashes = getattr(item, "symbol_hashes", None) or {}
         rows = [
-            (page_id, item.version_id, name, anchor, symbol_keys(name)) for name, anchor in getattr(item, "symbols", ())
+            (page_id, item.version_id, name, anchor, symbol_keys(name), hashes.get(name))
+            for name, anchor in getattr(item, "symbols", ())
         ]
         if rows:
             async with conn.cursor() as cur:
                 await cur.executemany(
-                    "INSERT INTO symbols (page_id, version_id, name, anchor, keys) VALUES (%s, %s, %s, %s, %s) "
-                    "ON CONFLICT (page_id, name) DO NOTHING",
+                    "INSERT INTO symbols (page_id, version_id, name, anchor, keys, doc_hash) "
+                    "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (page_id, name) DO NOTHING",
                     rows,
                 )
 
-    async def delete_pages(self, page_ids: list[int]) -> int:
-        """Delete pages in one transaction; their chunks go by ``ON DELETE CASCADE``. Retried; returns
-        the rows deleted; raises :class:`StoreUnavailable`."""
+    async def delete_pages(self, page_ids: list[int], run_id: int | None = None, record: bool = True) -> int:
+        """Delete pages in one transaction; their chunks go by ``ON DELETE CASCADE``; with ``record``, each becomes
+        a ``deleted`` row of run ``run_id``'s change log in the same transaction. Retried; returns the rows
+        deleted; raises :class:`StoreUnavailable`."""
         if not page_ids:
             return 0
 
         async def delete() -> int:
             async with self._pool.connection() as conn, conn.transaction():
+                if record:
+                    await conn.execute(_RECORD_DELETED, (run_id, page_ids))
                 cur = await conn.execute("DELETE FROM pages WHERE id = ANY(%s)", (page_ids,))
                 return cur.rowcount
 
@@ -329,10 +353,13 @@ class PageStore:
 
         return await self._retrying("counting the chunks without a vector", count)
 
-    async def finish_run(self, run_id: int, stats: dict[str, Any], outcome: str, reason: str) -> None:
-        """Close the run's record: its end, stats and outcome (:func:`docsbot.refresh.run_outcome`), and refresh
-        its version's BM25 statistics; retried (a busy pool or a restarting server
-        does not cost the run its record); raises :class:`StoreUnavailable`."""
+    async def finish_run(
+        self, run_id: int, stats: dict[str, Any], outcome: str, reason: str, keep_changes: float | None = None
+    ) -> None:
+        """Close the run's record: its end, stats and outcome (:func:`docsbot.refresh.run_outcome`), refresh its
+        version's BM25 statistics and, with ``keep_changes`` (seconds), delete its version's change log rows older
+        than that; retried (a busy pool or a restarting server does not cost the run its record); raises
+        :class:`StoreUnavailable`."""
 
         async def finish() -> None:
             async with self._pool.connection() as conn, conn.transaction():
@@ -343,10 +370,24 @@ class PageStore:
                 )
                 (version_id,) = await cur.fetchone()
                 await conn.execute(REFRESH_STATS, {"version": version_id})
+                if keep_changes:
+                    await conn.execute(
+                        "DELETE FROM page_changes WHERE version_id = %s "
+                        "AND created_at < now() - make_interval(secs => %s)",
+                        (version_id, keep_changes),
+                    )
 
         await self._retrying("recording the end of the run", finish)
 
 
+_INSERT_CHANGE = """
+    INSERT INTO page_changes (run_id, version_id, page_id, kind, url, old_url, title, sections, diff)
+    VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)
+"""
+_RECORD_DELETED = """
+    INSERT INTO page_changes (run_id, version_id, page_id, kind, url, title)
+    SELECT %s, version_id, id, 'deleted', url, title FROM pages WHERE id = ANY(%s)
+"""
 _MARK_INTERRUPTED = """
     UPDATE crawl_runs SET outcome = 'interrupted',
         outcome_reason = 'the process ended before the run recorded its end; pages it stored stay stored'
@@ -357,12 +398,12 @@ _MARK_INTERRUPTED = """
 def find_pages(conn: psycopg.Connection, url: str) -> list[dict[str, Any]]:
     """Stored pages with this exact URL, newest version first: ``id, version_id, library, version, url, title,
     markdown`` (``None`` for a page stored before migration 0007 and not changed since), ``updated_at,
-    last_checked_at``."""
+    last_checked_at, last_modified, content_changed_at``."""
     with conn.cursor(row_factory=dict_row) as cur:
         return cur.execute(
             """
             SELECT p.id, p.version_id, l.name AS library, v.name AS version, p.url, p.title, p.markdown,
-                   p.updated_at, p.last_checked_at
+                   p.updated_at, p.last_checked_at, p.last_modified, p.content_changed_at
             FROM pages p JOIN versions v ON v.id = p.version_id JOIN libraries l ON l.id = v.library_id
             WHERE p.url = %s ORDER BY p.version_id DESC
             """,

@@ -41,6 +41,7 @@ class SearchHit:
     content: str
     version_id: int = 0
     deep_link: str | None = None  # url#anchor of the chunk's section, when the page gave one
+    page_id: int = 0
 
 
 # Ranking knobs of :func:`search`, tuned on `make eval` (eval/run.py --param NAME=VALUE to try others).
@@ -288,8 +289,8 @@ def search(
         ).fetchall()
     if not per_page:
         return [
-            SearchHit(url, title, list(path), float(score), content, version_id, _deep_link(url, anchor))
-            for _, _, _, url, title, version_id, _, _, content, path, anchor, score, _ in rows
+            SearchHit(url, title, list(path), float(score), content, version_id, _deep_link(url, anchor), page_id)
+            for page_id, _, _, url, title, version_id, _, _, content, path, anchor, score, _ in rows
         ]
     pages: dict[int, list[tuple]] = {}
     for row in rows:
@@ -297,10 +298,10 @@ def search(
     hits = []
     for chunks in sorted(pages.values(), key=lambda c: (-c[0][1], c[0][0])):
         best = min(chunks, key=lambda c: c[12])
-        _, page_score, sym_anchor, url, title, version_id, _, _, _, path, anchor, _, _ = best
+        page_id, page_score, sym_anchor, url, title, version_id, _, _, _, path, anchor, _, _ = best
         content = "\n\n".join(c[8] for c in sorted(chunks, key=lambda c: c[7]))
         link = _deep_link(url, sym_anchor or anchor)
-        hits.append(SearchHit(url, title, list(path), float(page_score), content, version_id, link))
+        hits.append(SearchHit(url, title, list(path), float(page_score), content, version_id, link, page_id))
     return hits
 
 

@@ -28,22 +28,25 @@ __all__ = [
 def version_overview(conn: psycopg.Connection, runs: int = 3) -> list[dict[str, Any]]:
     """Per version, by library and version name (``docsbot status`` and the MCP server's ``list_libraries``):
     ``id, library, version, root_url, embedding_model, pages, chunks, vectors`` (chunks with a vector),
-    ``last_updated`` (latest ``pages.updated_at``), ``running`` (a run holds the version's lock now),
-    ``runs`` (its last ``runs`` runs, newest first: ``id, mode, started_at, finished_at, stats, outcome,
-    outcome_reason`` and ``state``, see :func:`run_state`) and ``embedding`` (its active embedding workers:
-    ``workers``, ``rate`` in chunks per second, ``None`` when none works on it)."""
+    ``last_updated`` (latest ``pages.updated_at``), ``last_changed`` (latest ``pages.content_changed_at``: when
+    text of it last changed), ``last_refreshed`` (the end of its last finished refresh), ``running`` (a run holds
+    the version's lock now), ``runs`` (its last ``runs`` runs, newest first: ``id, mode, started_at, finished_at,
+    stats, outcome, outcome_reason`` and ``state``, see :func:`run_state`) and ``embedding`` (its active embedding
+    workers: ``workers``, ``rate`` in chunks per second, ``None`` when none works on it)."""
     running = running_version_ids(conn)
     with conn.cursor(row_factory=dict_row) as cur:
         versions = cur.execute(
             """
             SELECT v.id, l.name AS library, v.name AS version, v.root_url, v.embedding_model,
-                   counts.pages, counts.chunks, counts.vectors, counts.last_updated,
+                   counts.pages, counts.chunks, counts.vectors, counts.last_updated, counts.last_changed,
+                   (SELECT max(r.finished_at) FROM crawl_runs r WHERE r.version_id = v.id AND r.mode = 'refresh'
+                      AND r.finished_at IS NOT NULL) AS last_refreshed,
                    COALESCE(runs.runs, '[]'::jsonb) AS runs, workers.workers, workers.rate
             FROM versions v
             JOIN libraries l ON l.id = v.library_id
             CROSS JOIN LATERAL (
                 SELECT count(DISTINCT p.id) AS pages, count(d.id) AS chunks, count(d.embedding) AS vectors,
-                       max(p.updated_at) AS last_updated
+                       max(p.updated_at) AS last_updated, max(p.content_changed_at) AS last_changed
                 FROM pages p LEFT JOIN documents d ON d.page_id = p.id
                 WHERE p.version_id = v.id
             ) counts

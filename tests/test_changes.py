@@ -1,0 +1,294 @@
+"""What changed: the pure diff of a page and of a symbol's documentation, then the change log a real refresh writes
+(added, modified with its sections and diff, deleted, moved; nothing for an unchanged refresh), read back through
+`docsbot changes`, the web pages' Atom feed (parsed by feedparser), the MCP tools and `docsbot diff`/`export`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+
+import anyio
+import feedparser
+import httpx2
+import pytest
+
+from docsbot.changes import page_diff, sections_of, symbol_doc_hashes
+from docsbot.service import Invalid, parse_since
+from tests.conftest import ROOT, docsbot_env
+from tests.docsite import html_page
+from tests.test_crawl import index, refresh
+from tests.test_mcp import answer, stdio_session
+from tests.test_web import Serve
+
+OLD = """# Guide
+
+Intro text.
+
+## Install
+
+Install with pip.
+
+### Extras
+
+Optional extras.
+
+## Configure
+
+Configuration lives in a TOML file.
+
+## Remove me
+
+Going away.
+"""
+
+
+# --- pure ---------------------------------------------------------------------------------------------------------
+
+
+def test_sections_are_keyed_by_heading_path_and_hold_their_own_text():
+    sections = {key: body.strip() for key, _, _, body in sections_of(OLD)}
+    assert sections[("Guide",)] == "Intro text."
+    assert sections[("Guide", "Install")] == "Install with pip."  # not its subsection's text
+    assert sections[("Guide", "Install", "Extras")] == "Optional extras."
+    twice = {key for key, *_ in sections_of("## A\n\none\n\n## A\n\ntwo\n")}
+    assert twice == {("A",), ("A#2",)}
+
+
+def test_page_diff_names_exactly_the_sections_whose_text_changed():
+    new = OLD.replace("Install with pip.", "Install with pip or uv.").replace("## Remove me\n\nGoing away.\n", "")
+    new = new.replace("Configuration lives in a TOML file.", "Configuration   lives in a\nTOML file.")  # rewrapped
+    new += "\n## Upgrade\n\nRun the migrations.\n"
+    anchors = [(new.index("Install\n"), "install"), (new.index("Upgrade"), "upgrade")]
+    diff = page_diff(OLD, new, anchors)
+    assert [(s.heading_path, s.anchor, s.change) for s in diff.sections] == [
+        (["Guide", "Install"], "install", "modified"),
+        (["Guide", "Upgrade"], "upgrade", "added"),
+        (["Guide", "Remove me"], None, "removed"),
+    ]
+    assert "-Install with pip." in diff.diff and "+Install with pip or uv." in diff.diff
+    assert not diff.cut
+    assert page_diff(OLD, OLD).sections == [] and page_diff(OLD, OLD).diff == ""
+
+
+def test_a_long_diff_is_cut_at_a_line_and_says_so():
+    old = "\n".join(f"line {i}" for i in range(2000))
+    new = "\n".join(f"line {i} changed" for i in range(2000))
+    diff = page_diff(old, new, max_bytes=1000)
+    assert diff.cut and len(diff.diff.encode()) < 1100
+    assert diff.diff.endswith("(diff cut at DOCSBOT_CHANGE_DIFF_BYTES)")
+
+
+def test_symbol_doc_hashes_cover_the_text_up_to_the_next_anchor():
+    markdown = "# mod\n\nf(x)\n: does f.\n\ng(y)\n: does g.\n"
+    anchors = [(markdown.index("f(x)"), "mod.f"), (markdown.index("g(y)"), "mod.g")]
+    hashes = symbol_doc_hashes(markdown, anchors, [("mod.f", "mod.f"), ("mod.g", "mod.g"), ("mod", "main")])
+    changed = symbol_doc_hashes(
+        markdown.replace("does g.", "does g well."), anchors, [("mod.f", "mod.f"), ("mod.g", "mod.g"), ("mod", "main")]
+    )
+    assert hashes["mod.f"] == changed["mod.f"]  # its text did not change
+    assert hashes["mod.g"] != changed["mod.g"]
+    assert hashes["mod"] != changed["mod"]  # an anchor the page does not mark: the whole page
+
+
+def test_since_reads_durations_dates_and_times():
+    now = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
+    assert parse_since("7d", now) == now - timedelta(days=7)
+    assert parse_since("2026-11-20", now) == datetime(2026, 11, 20, tzinfo=UTC)
+    assert parse_since("2026-11-20T08:00:00+01:00", now) == datetime(2026, 11, 20, 7, 0, tzinfo=UTC)
+    assert parse_since(None, now) is None and parse_since("", now) is None
+    with pytest.raises(Invalid, match="since= takes a duration"):
+        parse_since("last tuesday", now)
+
+
+# --- a real refresh -----------------------------------------------------------------------------------------------
+
+
+def changes(db, run=None):
+    query = "SELECT kind, url, old_url, title, sections, diff, run_id FROM page_changes"
+    rows = db.execute(query + (" WHERE run_id = %s" if run else "") + " ORDER BY id", (run,) if run else ()).fetchall()
+    keys = ("kind", "url", "old_url", "title", "sections", "diff", "run_id")
+    return [dict(zip(keys, row, strict=True)) for row in rows]
+
+
+def last_run_id(db) -> int:
+    return db.execute("SELECT max(id) FROM crawl_runs").fetchone()[0]
+
+
+def release(site) -> None:
+    """Edit the guide's Install section, delete deep.html (unlinked from the guide), add a new page linked from the
+    index, move the API reference to a new URL (a 301)."""
+    site.put(
+        "/docs/guide.html",
+        html_page(
+            "Guide",
+            "<h2 id='install'>Install</h2><p>Install the library with pip or uv.</p>"
+            '<div class="highlight-python3"><div class="highlight">'
+            "<pre>import testdocs\ntestdocs.run()</pre></div></div>"
+            "<h2 id='configure'>Configure</h2><p>Configuration lives in a TOML file.</p>",
+            ["index.html", "flaky.html"],
+        ),
+    )
+    site.delete("/docs/deep.html")
+    site.put("/docs/new.html", html_page("What's new", "<p>Version 2 adds streaming.</p>"))
+    site.put(
+        "/docs/index.html",
+        html_page(
+            "Welcome",
+            "<p>Test Docs explain the library.</p><h2>Getting started</h2><p>Read the guide first.</p>",
+            ["guide.html", "api.html", "new.html"],
+        ),
+    )
+    site.pages["/docs/reference.html"] = site.pages.pop("/docs/api.html")
+    site.redirects["/docs/api.html"] = (301, "/docs/reference.html")
+
+
+def test_a_refresh_records_what_it_added_modified_deleted_and_moved_and_an_unchanged_one_nothing(
+    crawl, docsite, db, database_url, tmp_path
+):
+    site = docsite.site
+    index(crawl, docsite)
+    first = last_run_id(db)
+    added = changes(db, first)
+    assert {c["kind"] for c in added} == {"added"} and len(added) == 5  # a first index adds every page
+    refresh(crawl)
+    assert changes(db, last_run_id(db)) == []  # all 304: nothing changed, nothing written
+
+    release(site)
+    refresh(crawl)
+    run = last_run_id(db)
+    by_kind: dict[str, list[dict]] = {}
+    for change in changes(db, run):
+        by_kind.setdefault(change["kind"], []).append(change)
+    base = docsite.url
+    assert [c["url"] for c in by_kind["added"]] == [f"{base}/docs/new.html"]
+    assert [c["url"] for c in by_kind["deleted"]] == [f"{base}/docs/deep.html"]
+    assert [(c["url"], c["old_url"]) for c in by_kind["moved"]] == [
+        (f"{base}/docs/reference.html", f"{base}/docs/api.html")
+    ]
+    modified = {c["url"]: c for c in by_kind["modified"]}
+    assert set(modified) == {f"{base}/docs/guide.html"}  # the index's new link is in its navigation: not content
+    guide = modified[f"{base}/docs/guide.html"]
+    assert guide["sections"] == [{"heading_path": ["Guide", "Install"], "anchor": "install", "change": "modified"}]
+    assert "+Install the library with pip or uv." in guide["diff"]
+    assert by_kind["deleted"][0]["title"] == "Deep dive"
+    # the page rows say when their text last changed
+    changed_at = dict(db.execute("SELECT url, content_changed_at > (SELECT started_at FROM crawl_runs WHERE id = %s) "
+                                 "FROM pages", (run,)).fetchall())  # fmt: skip
+    assert changed_at[f"{base}/docs/guide.html"] and not changed_at[f"{base}/docs/flaky.html"]
+
+    # docsbot changes: the same, as a person reads it and as JSON lines
+    env = docsbot_env(database_url, tmp_path)
+    cli = [sys.executable, "-m", "docsbot.cli", "changes", "testdocs@1.0"]
+    text = subprocess.run([*cli, "--run", str(run)], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+    assert "testdocs@1.0: 1 added, 1 deleted, 1 modified, 1 moved" in text.stdout
+    assert f"modified: Guide > Install  {base}/docs/guide.html#install" in text.stdout
+    lines = subprocess.run([*cli, "--since", "1h", "--json"], cwd=ROOT, env=env, capture_output=True, text=True,
+                           check=True).stdout.splitlines()  # fmt: skip
+    assert len(lines) == len(changes(db)) and json.loads(lines[0])["kind"] in {"added", "modified", "deleted", "moved"}
+    bad = subprocess.run([*cli, "--since", "soon"], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert bad.returncode == 2 and "since= takes a duration" in bad.stderr and "Traceback" not in bad.stderr
+
+    # the Atom feed validates and lists every change of the run
+    server = Serve(env, tmp_path / "serve.log")
+    try:
+        url = server.wait_ready()
+        atom = httpx2.get(f"{url}/changes.atom", params={"library": "testdocs", "version": "1.0", "since": "1h"})
+        assert atom.status_code == 200 and atom.headers["content-type"].startswith("application/atom+xml")
+        feed = feedparser.parse(atom.content)
+        assert not feed.bozo, feed.bozo_exception
+        assert feed.version == "atom10"
+        titles = [e.title for e in feed.entries]
+        assert "modified: Guide" in titles and "deleted: Deep dive" in titles and len(titles) == len(changes(db))
+        guide_entry = next(e for e in feed.entries if e.title == "modified: Guide")
+        assert guide_entry.link == f"{base}/docs/guide.html#install"
+        page = httpx2.get(f"{url}/runs/{run}").text
+        assert "What it changed" in page and "Install" in page
+        assert httpx2.get(f"{url}/changes", params={"library": "nope"}).status_code == 404
+    finally:
+        server.stop()
+
+    # MCP: get_changes, with and without the diffs
+    async def mcp() -> None:
+        async with stdio_session(env, tmp_path / "mcp.log") as session:
+            listed = answer(await session.call_tool("get_changes", {"library": "testdocs", "since": "1h"}))
+            assert listed["counts"] == {"added": 6, "modified": 1, "deleted": 1, "moved": 1}
+            assert all(c["diff"] is None for c in listed["changes"])
+            diffs = answer(await session.call_tool("get_changes", {"library": "testdocs", "diffs": True}))
+            assert any(c["diff"] for c in diffs["changes"] if c["kind"] == "modified")
+
+    anyio.run(mcp)
+
+
+def test_keeping_no_changes_records_none(crawl, docsite, db):
+    index(crawl, docsite)
+    release(docsite.site)
+    refresh(crawl, env={"DOCSBOT_CHANGES_KEEP": "0"})
+    assert {c["run_id"] for c in changes(db)} == {1}  # only the first index's rows (kept: it ran with the default)
+
+
+# --- two versions -------------------------------------------------------------------------------------------------
+
+
+def test_diff_versions_and_export(crawl, docsite, db, database_url, tmp_path):
+    site = docsite.site
+    site.put(
+        "/docs/api.html",
+        html_page(
+            "API reference",
+            '<dl class="py function"><dt class="sig" id="testdocs.create_task"><span class="sig-name">create_task'
+            "</span></dt><dd><p>Schedule a coroutine.</p></dd></dl>"
+            '<dl class="py function"><dt class="sig" id="testdocs.gather"><span class="sig-name">gather</span></dt>'
+            "<dd><p>Run awaitables concurrently.</p></dd></dl>"
+            '<dl class="py function"><dt class="sig" id="testdocs.sleep"><span class="sig-name">sleep</span></dt>'
+            "<dd><p>Wait.</p></dd></dl>",
+            ["index.html"],
+        ),
+    )
+    index(crawl, docsite)  # version 1.0
+    site.put(
+        "/docs/api.html",
+        html_page(
+            "API reference",
+            '<dl class="py function"><dt class="sig" id="testdocs.create_task"><span class="sig-name">create_task'
+            "</span></dt><dd><p>Schedule a coroutine.</p></dd></dl>"
+            '<dl class="py function"><dt class="sig" id="testdocs.gather"><span class="sig-name">gather</span></dt>'
+            "<dd><p>Run awaitables concurrently; return_exceptions collects errors.</p></dd></dl>"
+            '<dl class="py function"><dt class="sig" id="testdocs.timeout"><span class="sig-name">timeout</span></dt>'
+            "<dd><p>Cancel after a delay.</p></dd></dl>",
+            ["index.html"],
+        ),
+    )
+    result = crawl(url=f"{docsite.url}/docs/index.html", library="testdocs", version="2.0")
+    assert result.returncode == 0, result.stderr[-2000:]
+    env = docsbot_env(database_url, tmp_path)
+    out = subprocess.run([sys.executable, "-m", "docsbot.cli", "diff", "testdocs", "1.0", "2.0", "--json"],
+                         cwd=ROOT, env=env, capture_output=True, text=True, check=True).stdout  # fmt: skip
+    diff = json.loads(out)
+    api = f"{docsite.url}/docs/api.html"
+    assert [s["name"] for s in diff["added"]] == ["testdocs.timeout"]
+    assert [s["name"] for s in diff["removed"]] == ["testdocs.sleep"]
+    assert [s["name"] for s in diff["changed"]] == ["testdocs.gather"]
+    assert diff["changed"][0]["deep_link"] == f"{api}#testdocs.gather"
+
+    async def mcp() -> None:
+        async with stdio_session(env, tmp_path / "mcp.log") as session:
+            found = answer(await session.call_tool(
+                "diff_versions", {"library": "testdocs", "old_version": "1.0", "new_version": "2.0"}
+            ))  # fmt: skip
+            assert [s["name"] for s in found["changed"]] == ["testdocs.gather"]
+
+    anyio.run(mcp)
+
+    target = tmp_path / "docs.txt"
+    done = subprocess.run([sys.executable, "-m", "docsbot.cli", "export", "testdocs@2.0", "-o", str(target)],
+                          cwd=ROOT, env=env, capture_output=True, text=True, check=True)  # fmt: skip
+    assert "exported 5 pages of testdocs@2.0" in done.stdout
+    text = target.read_text()
+    assert text.startswith("# testdocs@2.0\n") and f"Source: {api}" in text and "return_exceptions" in text
+    pages = tmp_path / "pages"
+    subprocess.run([sys.executable, "-m", "docsbot.cli", "export", "testdocs@1.0", "--format", "pages", "-o",
+                    str(pages)], cwd=ROOT, env=env, capture_output=True, text=True, check=True)  # fmt: skip
+    assert sorted(p.name for p in pages.iterdir()) == ["api.md", "deep.md", "flaky.md", "guide.md", "index.md"]
+    assert "Wait." in (pages / "api.md").read_text()
