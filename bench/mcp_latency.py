@@ -3,7 +3,8 @@
 Starts ``python -m docsbot.cli mcp`` (stdio) with this process's environment (``DATABASE_URL`` or
 ``DOCSBOT_DATA_DIR``, ``DOCSBOT_EMBEDDER``…), as a desktop client would, makes ``--warmup`` calls, then times
 ``-n`` sequential calls (client-side wall time of each ``tools/call``, queries taken in turn from ``--query`` or a
-built-in list of Python-docs questions). Optionally times ``docsbot search`` as whole processes (``--cli-runs``),
+built-in list of Python-docs questions; or ``--tool get_changes --args '{"library": "python"}'``, the same call
+each time). Optionally times ``docsbot search`` as whole processes (``--cli-runs``),
 for comparison. Prints one JSON object (milliseconds) on stdout, a summary line on stderr::
 
     python bench/mcp_latency.py --library python --version 3.11 -n 200
@@ -72,15 +73,19 @@ async def measure(args: argparse.Namespace) -> dict:
             await session.initialize()
             ready = time.perf_counter() - started
             for i in range(args.warmup + args.n):
-                call = {**base, "query": queries[i % len(queries)]}
+                if args.tool == "search_docs":
+                    call = {**base, "query": queries[i % len(queries)]}
+                else:
+                    call = json.loads(args.args or "{}")
                 t0 = time.perf_counter()
-                result = await session.call_tool("search_docs", call)
+                result = await session.call_tool(args.tool, call)
                 elapsed = time.perf_counter() - t0
                 if result.is_error:
-                    raise SystemExit(f"search_docs failed: {result.content[0].text}")
+                    raise SystemExit(f"{args.tool} failed: {result.content[0].text}")
                 if i >= args.warmup:
                     timings.append(elapsed * 1000)
-                    empty += not result.structured_content["results"]
+                    if args.tool == "search_docs":
+                        empty += not result.structured_content["results"]
     return {
         "calls": len(timings),
         "p50_ms": round(percentile(timings, 50), 1),
@@ -117,13 +122,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=5)
     parser.add_argument("--query", action="append", help="a query (repeatable); default: built-in Python queries")
     parser.add_argument("--cli-runs", type=int, default=0, help="also time `docsbot search` as whole processes")
+    parser.add_argument("--tool", default="search_docs", help="the tool to time (default search_docs)")
+    parser.add_argument("--args", help="the other tool's arguments, as JSON (the same for every call)")
     args = parser.parse_args(argv)
     report = anyio.run(measure, args)
     if args.cli_runs:
         report["cli_search_s"] = cli_search(args)
     print(json.dumps(report))
     print(
-        f"search_docs over MCP (stdio), {report['calls']} warm calls: p50 {report['p50_ms']} ms, "
+        f"{args.tool} over MCP (stdio), {report['calls']} warm calls: p50 {report['p50_ms']} ms, "
         f"p95 {report['p95_ms']} ms, max {report['max_ms']} ms"
         + (f"; docsbot search as a process: {report['cli_search_s']} s" if args.cli_runs else ""),
         file=sys.stderr,

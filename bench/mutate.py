@@ -6,6 +6,7 @@ from an existing page (which changes that page too). The same seed gives the sam
 
 from __future__ import annotations
 
+import html as html_lib
 import random
 import re
 from dataclasses import dataclass, field
@@ -16,6 +17,8 @@ if TYPE_CHECKING:
 
 _MAIN = re.compile(r'role="main"|<main|class="body"')
 _PARAGRAPH = re.compile(r"<p>(.{40,}?)</p>", re.S)
+_HEADING = re.compile(r"<h([1-6])\b[^>]*>(.*?)</h\1>", re.S | re.I)
+_TAG = re.compile(r"<[^>]+>")
 WORDS = [
     *("buffer", "stream", "socket", "coroutine", "parser", "encoder", "decimal", "thread", "queue", "context"),
     *("manager", "iterator", "generator", "descriptor", "registry", "protocol", "transport", "handler"),
@@ -29,6 +32,17 @@ class Release:
     deleted: list[str] = field(default_factory=list)
     added: list[str] = field(default_factory=list)
     hosts: list[str] = field(default_factory=list)  # pages edited to link the added ones
+    # The heading of the section each edit went into (edited pages and hosts): the text of the last heading before
+    # the edit, as a reader sees it (tags, entities and Sphinx's pilcrow gone).
+    sections: dict[str, str] = field(default_factory=dict)
+
+
+def heading_before(html: str, position: int, start: int = 0) -> str:
+    """The text of the last ``<h1>``-``<h6>`` between ``start`` and ``position`` in ``html`` (``""`` if none)."""
+    found = ""
+    for m in _HEADING.finditer(html, start, position):
+        found = " ".join(html_lib.unescape(_TAG.sub("", m.group(2))).replace("¶", "").split())
+    return found
 
 
 def _sentence(rng: random.Random, n: int = 14) -> str:
@@ -64,6 +78,7 @@ def release(
         edited = f"<p>{m.group(1)} {_sentence(rng)}</p>"
         path.write_text(html[: m.start()] + edited + html[m.end() :], errors="surrogateescape")
         out.edited.append(rel)
+        out.sections[rel] = heading_before(html, m.start(), start)
     for rel in pages[n_edit : n_edit + n_delete]:
         (root / rel).unlink()
         out.deleted.append(rel)
@@ -82,6 +97,7 @@ def release(
         insert = m.end() if m else start
         link = f'<p>See <a href="{name}">release note {i}</a>.</p>'
         host.write_text(html[:insert] + link + html[insert:], errors="surrogateescape")
+        out.sections[host_rel] = heading_before(html, insert, start)
         out.added.append(str((host.parent / name).relative_to(root)))
         out.hosts.append(host_rel)
     return out

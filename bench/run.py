@@ -283,16 +283,19 @@ class Bench:
         cmd = [sys.executable, "-m", "docsbot.cli", "search", query, "--library", LIBRARY]
         return self.run(name, cmd, env=self.default_env, project=True)
 
-    def mcp_latency(self, calls: int) -> dict:
-        """Warm ``search_docs`` latency through the MCP client (bench/mcp_latency.py: ``docsbot mcp`` over stdio,
-        the index of the full-index phase); ``{}`` if it could not be measured (the reason is printed)."""
+    def mcp_latency(self, calls: int, tool: str = "search_docs", arguments: dict | None = None) -> dict:
+        """Warm latency of an MCP tool through the MCP client (bench/mcp_latency.py: ``docsbot mcp`` over stdio,
+        the index of the full-index phase; ``search_docs`` by default, or ``tool`` with ``arguments``); ``{}`` if
+        it could not be measured (the reason is printed)."""
         cmd = [sys.executable, str(ROOT / "bench/mcp_latency.py"), "--library", LIBRARY, "-n", str(calls)]
+        if tool != "search_docs":
+            cmd += ["--tool", tool, "--args", json.dumps(arguments or {})]
         proc = subprocess.run(cmd, cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=1800)
         if proc.returncode != 0:
             print(f"  MCP latency not measured: {proc.stderr.strip().splitlines()[-1:]}", flush=True)
             return {}
         latency = json.loads(proc.stdout)
-        print(f"  MCP search_docs: p50 {latency['p50_ms']:.1f} ms, p95 {latency['p95_ms']:.1f} ms", flush=True)
+        print(f"  MCP {tool}: p50 {latency['p50_ms']:.1f} ms, p95 {latency['p95_ms']:.1f} ms", flush=True)
         return latency
 
     def web_latency(self, requests: int) -> dict:
@@ -336,6 +339,53 @@ class Bench:
             if content is not None:
                 texts.append(content)
         return out
+
+    def change_log(self, library: str, change: Release) -> dict:
+        """The change log of ``library``'s last run against the release's own record (bench/mutate.py): the pages
+        it added, deleted and modified (the edited pages and the pages edited to link the added ones), and for each
+        modified page the one section that holds its edit, by heading. Returns counts and the differences."""
+        with self.conn() as conn:
+            rows = conn.execute(
+                "SELECT c.kind, c.url, c.sections FROM page_changes c WHERE c.run_id = (SELECT max(r.id) FROM "
+                "crawl_runs r JOIN versions v ON v.id = r.version_id JOIN libraries l ON l.id = v.library_id "
+                "WHERE l.name = %s)",
+                (library,),
+            ).fetchall()
+        logged: dict[str, set[str]] = {"added": set(), "deleted": set(), "modified": set(), "moved": set()}
+        sections: dict[str, list] = {}
+        for kind, url, found in rows:
+            path = url.split("/", 3)[3]
+            logged[kind].add(path)
+            sections[path] = found
+        expected = {
+            "added": set(change.added),
+            "deleted": set(change.deleted),
+            "modified": set(change.edited) | set(change.hosts),
+            "moved": set(),
+        }
+        problems = [
+            f"{kind}: logged only {sorted(logged[kind] - expected[kind])[:5]}, "
+            f"missing {sorted(expected[kind] - logged[kind])[:5]}"
+            for kind in expected
+            if logged[kind] != expected[kind]
+        ]
+        exact = 0
+        for path in sorted(expected["modified"] & logged["modified"]):
+            want = change.sections.get(path, "")
+            got = [(s["heading_path"][-1] if s["heading_path"] else "", s["change"]) for s in sections[path]]
+            if got == [(want, "modified")]:
+                exact += 1
+            elif len(problems) < 12:
+                problems.append(f"{path}: the edit is under {want!r}; the log names {got}")
+        pages = sum(len(v) for v in expected.values())
+        return {
+            "pages": pages,
+            "pages_logged": sum(len(expected[k] & logged[k]) for k in expected),
+            "extra": sum(len(logged[k] - expected[k]) for k in expected),
+            "sections": len(expected["modified"]),
+            "sections_exact": exact,
+            "problems": problems,
+        }
 
     def embedding_throughput(self, sample: int) -> tuple[int, float]:
         """fastembed alone (no docsbot code in the loop) on ``sample`` chunks drawn uniformly at random (seeded)
@@ -442,6 +492,15 @@ def measure(bench: Bench, args: argparse.Namespace) -> int:
     )
     mutation = bench.docsbot("mutation refresh", "mode=refresh", "prune=orphans")
     after = bench.snapshot(LIBRARY)
+    change_log = bench.change_log(LIBRARY, change)
+    print(
+        f"  change log: {change_log['pages_logged']}/{change_log['pages']} pages, {change_log['extra']} extra, "
+        f"{change_log['sections_exact']}/{change_log['sections']} sections exact; "
+        f"{mutation.docsbot.get('changes/seconds', 0):.2f} s recording",
+        flush=True,
+    )
+    for problem in change_log["problems"]:
+        print(f"    {problem}", flush=True)
     changed_chunks = 0
     for path, texts in after.items():
         old = collections.Counter(before.get(path, []))
@@ -491,6 +550,11 @@ def measure(bench: Bench, args: argparse.Namespace) -> int:
     next_version = bench.docsbot("next version index", f"url={root}", "version=next")
     new_texts = len(bench.text_keys("next") - known)
     print(f"  next version: {len(second.edited)} pages edited; {new_texts} texts new to the database", flush=True)
+    tool_calls = max(1, args.mcp_calls // 4)
+    changes_latency = bench.mcp_latency(tool_calls, "get_changes", {"library": LIBRARY, "version": ""})
+    diff_latency = bench.mcp_latency(
+        tool_calls, "diff_versions", {"library": LIBRARY, "old_version": "", "new_version": "next"}
+    )
 
     # Time to searchable, as a whole process: the full index's wall time less the part after its last page was
     # stored (its worker giving the waiting chunks their vectors), from the run's own clock.
@@ -535,10 +599,27 @@ def measure(bench: Bench, args: argparse.Namespace) -> int:
             next_version.docsbot.get("chunks_embedded", 0) / max(new_texts, 1),
             "<= 1.1",
         ),
+        (
+            "change log: the release's pages logged, none extra",
+            (change_log["pages_logged"] - change_log["extra"]) / max(change_log["pages"], 1),
+            "== 1",
+        ),
+        (
+            "change log: modified pages whose edited section is named exactly",
+            change_log["sections_exact"] / max(change_log["sections"], 1),
+            "== 1",
+        ),
+        (
+            "recording changes / mutation refresh wall",
+            mutation.docsbot.get("changes/seconds", 0) / mutation.wall,
+            "<= 0.05",
+        ),
         ("full index peak RSS (GiB)", full.rss / 2**30, "< 1.5"),
         ("docsbot search, whole process, default (median s)", statistics.median(p.wall for p in searches), "<= 1"),
         ("MCP search_docs, warm, p50 (ms)", latency.get("p50_ms", float("nan")), "<= 50"),
         ("MCP search_docs, warm, p95 (ms)", latency.get("p95_ms", float("nan")), "<= 150"),
+        ("MCP get_changes, warm, p50 (ms)", changes_latency.get("p50_ms", float("nan")), "<= 50"),
+        ("MCP diff_versions, warm, p50 (ms)", diff_latency.get("p50_ms", float("nan")), "<= 50"),
         ("search page over HTTP, warm, server p50 (ms)", web.get("server_p50_ms", float("nan")), "<= 50"),
         ("search page over HTTP, warm, server p95 (ms)", web.get("server_p95_ms", float("nan")), "<= 150"),
     ]

@@ -118,6 +118,10 @@ def test_bench_smoke_run(tmp_path):
     assert "every page stored and searchable by text after" in text
     assert "| unchanged refresh, embedded default / plain Scrapy all-304 (medians) |" in text
     assert re.search(r"\| search page over HTTP, warm, server p50 \(ms\) \| \d+\.\d+ \| <= 50 \|", text), text
+    # the change log of the release's refresh is exact: its pages, and the section of each edit
+    assert "| change log: the release's pages logged, none extra | 1.000 | == 1 | yes |" in text, text
+    assert "| change log: modified pages whose edited section is named exactly | 1.000 | == 1 | yes |" in text, text
+    assert re.search(r"\| MCP diff_versions, warm, p50 \(ms\) \| \d+\.\d+ \|", text), text
     # The default path left no server running (the bench stops the one its phases kept alive).
     assert not (tmp_path / "w/pg/postmaster.pid").exists()
 
