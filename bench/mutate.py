@@ -19,6 +19,7 @@ _MAIN = re.compile(r'role="main"|<main|class="body"')
 _PARAGRAPH = re.compile(r"<p>(.{40,}?)</p>", re.S)
 _HEADING = re.compile(r"<h([1-6])\b[^>]*>(.*?)</h\1>", re.S | re.I)
 _TAG = re.compile(r"<[^>]+>")
+_ID_ELEMENT = re.compile(r"""<(?:dt|h[1-6]|section)\b[^>]*?\bid=["']([^"']+)["']""", re.I)
 WORDS = [
     *("buffer", "stream", "socket", "coroutine", "parser", "encoder", "decimal", "thread", "queue", "context"),
     *("manager", "iterator", "generator", "descriptor", "registry", "protocol", "transport", "handler"),
@@ -35,6 +36,17 @@ class Release:
     # The heading of the section each edit went into (edited pages and hosts): the text of the last heading before
     # the edit, as a reader sees it (tags, entities and Sphinx's pilcrow gone).
     sections: dict[str, str] = field(default_factory=dict)
+    # The id of the last definition (<dt>), heading or <section> with an id before each edit: the anchor whose text
+    # (up to the next anchor) the edit lands in, as docsbot.changes.symbol_doc_hashes reads a page.
+    anchors: dict[str, str] = field(default_factory=dict)
+
+
+def id_before(html: str, position: int, start: int = 0) -> str:
+    """The id of the last ``<dt>``, ``<h1>``-``<h6>`` or ``<section>`` with one between ``start`` and ``position``."""
+    found = ""
+    for m in _ID_ELEMENT.finditer(html, start, position):
+        found = html_lib.unescape(m.group(1))
+    return found
 
 
 def heading_before(html: str, position: int, start: int = 0) -> str:
@@ -79,6 +91,7 @@ def release(
         path.write_text(html[: m.start()] + edited + html[m.end() :], errors="surrogateescape")
         out.edited.append(rel)
         out.sections[rel] = heading_before(html, m.start(), start)
+        out.anchors[rel] = id_before(html, m.start(), start)
     for rel in pages[n_edit : n_edit + n_delete]:
         (root / rel).unlink()
         out.deleted.append(rel)
@@ -98,6 +111,7 @@ def release(
         link = f'<p>See <a href="{name}">release note {i}</a>.</p>'
         host.write_text(html[:insert] + link + html[insert:], errors="surrogateescape")
         out.sections[host_rel] = heading_before(html, insert, start)
+        out.anchors[host_rel] = id_before(html, insert, start)
         out.added.append(str((host.parent / name).relative_to(root)))
         out.hosts.append(host_rel)
     return out

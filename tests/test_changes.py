@@ -292,3 +292,79 @@ def test_diff_versions_and_export(crawl, docsite, db, database_url, tmp_path):
                     str(pages)], cwd=ROOT, env=env, capture_output=True, text=True, check=True)  # fmt: skip
     assert sorted(p.name for p in pages.iterdir()) == ["api.md", "deep.md", "flaky.md", "guide.md", "index.md"]
     assert "Wait." in (pages / "api.md").read_text()
+
+
+PYTHON_DOCS = "/usr/share/doc/python3.11/html"
+API_PAGES = ["json", "functools", "itertools", "os.path", "shlex", "textwrap", "heapq", "bisect", "fnmatch", "glob"]
+
+
+def test_diff_versions_on_real_sphinx_pages_matches_the_release_that_changed_them(crawl, db, database_url, tmp_path):
+    """Ten real pages of the Python 3.11 library reference (Debian's python3.11-doc) indexed as 1.0, bench/mutate.py's
+    seeded release applied to them (paragraph edits, a deletion, an added page), indexed again as 2.0: the names
+    removed are exactly those of the deleted page, and the names whose text changed exactly those whose anchor holds
+    an edit (plus, on an edited page, names the page documents as a whole)."""
+    import shutil
+    from pathlib import Path
+
+    from bench.mutate import release as docs_release
+    from docsbot.extract import extract_page
+    from tests.docsite import DocSite, DocSiteServer
+
+    source = Path(PYTHON_DOCS) / "library"
+    if not source.is_dir():
+        pytest.skip("python3.11-doc is not installed (apt-get install python3.11-doc)")
+    site_dir = tmp_path / "site"
+    (site_dir / "library").mkdir(parents=True)
+    for name in API_PAGES:
+        shutil.copy(source / f"{name}.html", site_dir / "library" / f"{name}.html")
+    links = "".join(f'<li><a href="library/{n}.html">{n}</a></li>' for n in API_PAGES)
+    (site_dir / "index.html").write_text(
+        f'<html><body><div role="main"><h1>Docs</h1><ul>{links}</ul></div></body></html>'
+    )
+
+    def serve() -> DocSite:
+        site = DocSite()
+        for path in site_dir.rglob("*.html"):
+            site.put("/" + str(path.relative_to(site_dir)), path.read_bytes().decode("utf-8", "surrogateescape"))
+        return site
+
+    before = {}
+    with DocSiteServer(serve()) as server:
+        result = crawl(url=f"{server.url}/index.html", library="py", version="1.0")
+        assert result.returncode == 0, result.stderr[-2000:]
+        base = server.url
+        for name in API_PAGES:
+            path = f"library/{name}.html"
+            before[path] = extract_page((site_dir / path).read_bytes(), f"{base}/{path}")
+    change = docs_release(site_dir, seed=5, edit=0.5, delete=0.1, add=0.1)
+    assert change.edited and change.deleted and all(change.anchors[p] for p in change.edited)
+    with DocSiteServer(serve()) as server:
+        result = crawl(url=f"{server.url}/index.html", library="py", version="2.0")
+        assert result.returncode == 0, result.stderr[-2000:]
+
+    v1 = {
+        (row[0], row[1]): row[2]
+        for row in db.execute(
+            "SELECT regexp_replace(p.url, '^https?://[^/]+/', ''), s.name, s.anchor FROM symbols s "
+            "JOIN pages p ON p.id = s.page_id JOIN versions v ON v.id = s.version_id WHERE v.name = '1.0'"
+        )
+    }
+    v2_names = {row[0] for row in db.execute(
+        "SELECT s.name FROM symbols s JOIN versions v ON v.id = s.version_id WHERE v.name = '2.0'"
+    )}  # fmt: skip
+    expected_removed = {name for (path, name) in v1 if path in change.deleted} - v2_names
+    expected_changed = set()
+    for path in [*change.edited, *change.hosts]:
+        anchors = {ident for _, ident in before[path].anchors}
+        for (page, name), anchor in v1.items():
+            if page == path and name in v2_names and (anchor == change.anchors[path] or anchor not in anchors):
+                expected_changed.add(name)
+    assert expected_removed and expected_changed
+
+    env = docsbot_env(database_url, tmp_path)
+    out = subprocess.run([sys.executable, "-m", "docsbot.cli", "diff", "py", "1.0", "2.0", "--json"], cwd=ROOT,
+                         env=env, capture_output=True, text=True, check=True).stdout  # fmt: skip
+    diff = json.loads(out)
+    assert {s["name"] for s in diff["removed"]} == expected_removed
+    assert {s["name"] for s in diff["changed"]} == expected_changed
+    assert diff["added"] == [] and diff["not_compared"] == 0
