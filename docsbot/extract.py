@@ -45,7 +45,7 @@ __all__ = [
 # html-to-markdown instead of markdownify (definition lists as plain blocks, no ":   " and indentation; tables
 # compact, a first row without <th> as their header, rowspan honoured; paragraphs reflowed around inline elements;
 # line-start Markdown characters escaped; fences longer than the backticks inside; <summary> a plain block; inline
-# code's edge whitespace outside it; an inline <svg> as its text).
+# code's edge whitespace outside it; an inline <svg> as its text; a one-row table of lists as its lists).
 EXTRACTOR_VERSION = 4
 
 MAIN_CONTENT_XPATHS = (
@@ -423,6 +423,14 @@ def _normalize_markup(main) -> None:  # noqa: ANN001 - an lxml element
         for item in layout.findall("li"):
             item.drop_tag()
         layout.drop_tag()
+    # A table of one row whose cells hold lists is layout too (Sphinx's genindex: the index in two columns). The
+    # converter takes it for layout as well, but writes its lists without their escapes and nesting ("- # (hash)"
+    # is a heading in a list item to a Markdown reader; sub-entries indented by one space are not nested): the
+    # lists are converted as lists, the cells one after the other.
+    for table in main.xpath(".//table[count(.//tr) = 1][.//tr/*[self::td or self::th][ul or ol or dl]]"):
+        for el in table.xpath(".//tr | .//td | .//th | ./thead | ./tbody | ./tfoot"):
+            el.drop_tag()
+        table.drop_tag()
     for sep in main.xpath(".//h1//span[@class='sep'][not(normalize-space())]"):
         sep.text = "."
         sep.tail = (sep.tail or "").lstrip()

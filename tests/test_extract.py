@@ -664,6 +664,20 @@ def test_tables_are_compact_and_honour_rowspan_and_a_headerless_table_keeps_its_
     assert _markdown(headerless) == "# T\n\n| Type: | `gchar` |\n| --- | --- |\n| Getter | get() |"
 
 
+def test_a_one_row_table_of_lists_is_converted_as_its_lists():
+    """Sphinx's genindex lays the index out in a one-row table of lists: as lists, with their nesting and the
+    escape that keeps "# (hash)" from being a heading inside a list item (which the converter's own unwrapping
+    of layout tables lost)."""
+    cell = (
+        "<td><ul><li><a>! (exclamation)</a><ul><li><a>in curses</a></li></ul></li>"
+        "<li># (hash)<ul><li>comment</li></ul></li></ul></td>"
+    )
+    markup = (
+        f'<table class="indextable genindextable"><tr>{cell}<td><ul><li><a>$ (dollar)</a></li></ul></td></tr></table>'
+    )
+    assert _markdown(markup) == ("# T\n\n- ! (exclamation)\n  - in curses\n- \\# (hash)\n  - comment\n\n- $ (dollar)")
+
+
 def test_a_heading_inside_a_summary_stays_a_heading_with_its_anchor():
     """rustdoc and gi-docgen put a member's heading inside <summary>, which html-to-markdown writes in bold:
     "**#### pub fn push**" is no heading. A <summary> is converted as a plain block."""
