@@ -1,4 +1,4 @@
-"""HTML page → main content as Markdown, title, outgoing links and canonical URL (pure; lxml + markdownify).
+"""HTML page → main content as Markdown, title, outgoing links and canonical URL (pure; lxml + html-to-markdown).
 
 The main-content node is the first match of :data:`MAIN_CONTENT_XPATHS` (Sphinx, MkDocs, Read the Docs,
 Docusaurus and plain HTML5 layouts), with navigation, headers, footers, sidebars and "edit this page" chrome
@@ -12,9 +12,8 @@ import re
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+import html_to_markdown
 import lxml.html
-from bs4 import Tag
-from markdownify import MarkdownConverter
 from w3lib.encoding import html_to_unicode, resolve_encoding
 
 from docsbot.urls import InvalidURL, canonical_url
@@ -22,12 +21,14 @@ from docsbot.urls import InvalidURL, canonical_url
 __all__ = [
     "EXTRACTOR_VERSION",
     "Anchor",
+    "ConverterFailed",
     "ExtractedPage",
     "ExtractionError",
     "Symbol",
     "content_hash",
     "decode_html",
     "extract_page",
+    "html_to_markdown_text",
     "is_chrome",
     "link_share",
     "parse_html",
@@ -40,8 +41,12 @@ __all__ = [
 # refresh fetched. 1: everything before it; 2: gi-docgen headers, AsciiDoc #header, DocBook and rustdoc chrome,
 # nested <pre>, rustdoc/Javadoc/gi-docgen symbols, docutils asides (footnotes) kept; 3: labels before the <h1>
 # follow it, <hr> dropped, a page without <h1> or <title> titled by its first heading, lists of headed sections
-# (Javadoc's member lists) unwrapped, chunks without text (a heading and a thematic break) dropped.
-EXTRACTOR_VERSION = 3
+# (Javadoc's member lists) unwrapped, chunks without text (a heading and a thematic break) dropped; 4: converted by
+# html-to-markdown instead of markdownify (definition lists as plain blocks, no ":   " and indentation; tables
+# compact, a first row without <th> as their header, rowspan honoured; paragraphs reflowed around inline elements;
+# line-start Markdown characters escaped; fences longer than the backticks inside; <summary> a plain block; inline
+# code's edge whitespace outside it; an inline <svg> as its text; a one-row table of lists as its lists).
+EXTRACTOR_VERSION = 4
 
 MAIN_CONTENT_XPATHS = (
     "//*[@itemprop='articleBody']",
@@ -135,6 +140,12 @@ class ExtractionError(ValueError):
     """Raised when a document cannot be parsed as HTML at all (empty, binary, or no element to parse)."""
 
 
+class ConverterFailed(ExtractionError):
+    """html-to-markdown failed on a page that parsed (an error or a panic in the library), or skipped part of it.
+    Not the page's fault: the spider keeps the stored page as it was and counts it failed (``failed/extract``), as
+    for a worker that died, where an :class:`ExtractionError` of the document itself is a skipped page."""
+
+
 class Anchor(NamedTuple):
     """An HTML id a section or definition of the page can be linked to (``url#id``): ``offset`` is the character
     offset in :attr:`ExtractedPage.markdown` where the heading's or definition's text starts."""
@@ -171,49 +182,69 @@ class ExtractedPage:
     link_share: float = 0.0
 
 
-def _code_language(el) -> str:  # noqa: ANN001 - a BeautifulSoup Tag
-    node = el
+def _code_language(pre) -> str:  # noqa: ANN001 - an lxml element
+    """The language of a code block from the classes of ``pre``, its first ``<code>`` and the two elements around
+    it (Sphinx: ``<div class="highlight-python3"><div class="highlight"><pre>``); "" if none is named."""
+    node = pre
     for _ in range(3):  # <pre>, its <div class="highlight">, Sphinx's <div class="highlight-python3">
         if node is None:
             break
-        for candidate in (node, node.find("code") if node is el else None):
+        for candidate in (node, next(node.iter("code"), None) if node is pre else None):
             if candidate is None:
                 continue
-            match = _LANGUAGE_CLASS.search(" ".join(candidate.get("class") or []))
+            match = _LANGUAGE_CLASS.search(candidate.get("class") or "")
             if match and match.group(1) not in ("default", "none", "text"):
                 return match.group(1)
-        node = node.parent
+        node = node.getparent()
     return ""
 
 
-class _Tag(Tag):
-    """A BeautifulSoup tag whose ``find_parent(name)`` is a plain walk up the tree. markdownify asks it of every
-    tag (``node.find_parent('pre')``), and bs4's generic matcher made that a fifth of a Sphinx page's extraction
-    time; same answers, much less work."""
-
-    def find_parent(self, name=None, attrs={}, string=None, **kwargs):  # noqa: ANN001, ANN201, B006 - bs4's signature
-        if isinstance(name, str) and not attrs and string is None and not kwargs:
-            parent = self.parent
-            while parent is not None:
-                if parent.name == name:
-                    return parent
-                parent = parent.parent
-            return None
-        return super().find_parent(name, attrs, string, **kwargs)
-
-
-# Link targets and images are noise for retrieval: links keep their text, images go. markdownify parses the
-# serialized main node again with BeautifulSoup: with lxml's parser (the input is lxml's own serialization) and
-# the tag class above, extraction of the Python docs takes 0.68x the CPU of html.parser, with identical Markdown.
-_CONVERTER = MarkdownConverter(
+# Link targets and images are noise for retrieval: links keep their text, images go. html-to-markdown (Rust) parses
+# the serialized main node and writes its Markdown in one call: 1.7 s of CPU for the Python docs' 530 pages, where
+# markdownify took about 15 s re-parsing the node into a BeautifulSoup tree and converting it tag by tag in Python
+# (extract_page as a whole: 25.1 -> 13.8 s). Its own clean-up is off (its default preprocessing removes <nav> and
+# <form> wherever they are; docsbot decided what is chrome: is_chrome), and so is whatever writes text the page
+# does not show as text (abbreviation titles, autolinks, blockquote citations, ==marks==). Tables are compact (no
+# padding to the column width), bullets "-" at every level.
+_CONVERSION = html_to_markdown.ConversionOptions(
     heading_style="atx",
     bullets="-",
-    strip=["a", "img"],
-    code_language_callback=_code_language,
-    escape_underscores=False,
+    strip_tags=["a"],
+    skip_images=True,
     escape_asterisks=False,
-    bs4_options={"features": "lxml", "element_classes": {Tag: _Tag}},
+    escape_underscores=False,
+    escape_misc=False,
+    autolinks=False,
+    expand_abbreviations=False,
+    include_blockquote_citations=False,
+    highlight_style="none",
+    compact_tables=True,
+    extract_metadata=False,
+    hidden_content="all",
+    preprocessing=html_to_markdown.PreprocessingOptions(enabled=False),
 )
+# What html-to-markdown reports when it skipped part of its input: text lost, so the page fails instead.
+_LOSSY_WARNINGS = (html_to_markdown.WarningKind.DEPTH_LIMIT_EXCEEDED, html_to_markdown.WarningKind.TRUNCATED_INPUT)
+
+
+def html_to_markdown_text(html: str) -> str:
+    """The Markdown of ``html`` (a serialized main-content node) as html-to-markdown writes it with docsbot's
+    options. Raises :class:`ConverterFailed` if the library fails (``html_to_markdown.ConversionError`` and its
+    subclasses, ``PanicError`` included; a Rust panic that escapes the binding as pyo3's ``PanicException`` too)
+    or reports that it skipped part of the input (nesting deeper than its limit of 1,024 elements, which lxml's
+    parser, capped at 256, never hands it; truncated input): the page fails rather than losing some of its text."""
+    try:
+        result = html_to_markdown.convert(html, _CONVERSION)
+    except html_to_markdown.ConversionError as exc:
+        raise ConverterFailed(f"html-to-markdown failed: {type(exc).__name__}: {exc}") from exc
+    except BaseException as exc:  # pyo3's PanicException derives from BaseException, and cannot be imported
+        if type(exc).__name__ != "PanicException":
+            raise
+        raise ConverterFailed(f"html-to-markdown panicked: {exc}") from exc
+    for warning in result.warnings:
+        if warning.kind in _LOSSY_WARNINGS:
+            raise ConverterFailed(f"html-to-markdown skipped content: {warning.message}")
+    return result.content or ""
 
 
 def content_hash(title: str, markdown: str) -> str:
@@ -331,15 +362,16 @@ def extract_page(html: str | bytes, url: str, encoding: str | None = None) -> Ex
     _normalize_markup(main)
     ids = _mark_anchors(main)
     _slim_markup(main)
-    markdown = _CONVERTER.convert(lxml.html.tostring(main, encoding="unicode"))
+    markdown = html_to_markdown_text(lxml.html.tostring(main, encoding="unicode"))
     markdown = _BLANK_LINES.sub("\n\n", markdown).strip()
     markdown, anchors = _take_anchor_marks(markdown, ids)
     return ExtractedPage(title or page_title, markdown, list(links), canonical, anchors, symbols, share)
 
 
-# What markdownify reads of the markup besides tags and text (see _slim_markup): media keep every attribute.
-_READ_ATTRIBUTES = frozenset({"colspan", "start"})
-_MEDIA_TAGS = frozenset({"img", "video", "audio", "source", "picture"})
+# What the converter reads of the markup besides tags and text (see _slim_markup); a <pre> keeps the class that
+# _normalize_markup gave it ("language-X"). Media lose their sources too: html-to-markdown writes a <video src> or an
+# <iframe src> as a link ("[video](x.mp4)"), and link targets are noise here.
+_READ_ATTRIBUTES = frozenset({"colspan", "rowspan", "start"})
 
 # Text before the <h1> in its parent is moved after it only up to this many characters: a label or a breadcrumb,
 # not content.
@@ -367,7 +399,16 @@ def _title_first(h1) -> None:  # noqa: ANN001 - an lxml element
 def _normalize_markup(main) -> None:  # noqa: ANN001 - an lxml element
     """Undo markup that converts badly: a ``<pre>`` nested in another (gi-docgen: ``<pre><code><div
     class="highlight"><pre>``) becomes one code block instead of a fence inside a fence, and the empty ``<span
-    class="sep">`` that gi-docgen draws between the parts of a heading (``Gtk/Button/set_label``) becomes a dot."""
+    class="sep">`` that gi-docgen draws between the parts of a heading (``Gtk/Button/set_label``) becomes a dot.
+
+    Then say what html-to-markdown reads differently from the page's markup: a code block's language, which the
+    page names on the ``<pre>``, its ``<code>`` or the two elements around it (Sphinx: ``<div
+    class="highlight-python3"><div class="highlight"><pre>``), goes on the ``<pre>`` as ``class="language-X"``
+    (the converter reads only the ``<pre>``'s and ``<code>``'s own classes); a ``<summary>`` becomes a ``<div>``
+    (the converter writes it in bold, and rustdoc's and gi-docgen's hold the member's heading: "**#### fn
+    push**" is no heading to a Markdown reader nor to the chunker); an inline ``<code>``'s leading and trailing
+    whitespace moves outside it (Javadoc's ``<code>interface&nbsp;</code>`` and ``<code>&nbsp;</code>`` became
+    "`interface `" and "` `"); an inline ``<svg>`` becomes its text, which the converter drops."""
     for outer in main.xpath(".//pre[count(.//pre) = 1]"):
         if outer.getparent() is None:
             continue
@@ -382,6 +423,14 @@ def _normalize_markup(main) -> None:  # noqa: ANN001 - an lxml element
         for item in layout.findall("li"):
             item.drop_tag()
         layout.drop_tag()
+    # A table of one row whose cells hold lists is layout too (Sphinx's genindex: the index in two columns). The
+    # converter takes it for layout as well, but writes its lists without their escapes and nesting ("- # (hash)"
+    # is a heading in a list item to a Markdown reader; sub-entries indented by one space are not nested): the
+    # lists are converted as lists, the cells one after the other.
+    for table in main.xpath(".//table[count(.//tr) = 1][.//tr/*[self::td or self::th][ul or ol or dl]]"):
+        for el in table.xpath(".//tr | .//td | .//th | ./thead | ./tbody | ./tfoot"):
+            el.drop_tag()
+        table.drop_tag()
     for sep in main.xpath(".//h1//span[@class='sep'][not(normalize-space())]"):
         sep.text = "."
         sep.tail = (sep.tail or "").lstrip()
@@ -390,29 +439,65 @@ def _normalize_markup(main) -> None:  # noqa: ANN001 - an lxml element
             previous.tail = (previous.tail or "").rstrip()
         else:
             sep.getparent().text = (sep.getparent().text or "").rstrip()
+    pres = list(main.iter("pre"))
+    for pre, language in [(pre, _code_language(pre)) for pre in pres]:  # all read before any is changed
+        if language:
+            pre.set("class", f"language-{language}")
+        else:
+            pre.attrib.pop("class", None)
+        for code in pre.iter("code"):
+            code.attrib.pop("class", None)
+    for summary in list(main.iter("summary")):
+        summary.tag = "div"
+    in_pre = {code for pre in pres for code in pre.iter("code")}
+    for code in main.iter("code"):
+        if code not in in_pre:
+            _move_edge_whitespace_out(code)
+    for svg in list(main.iter("svg")):
+        text = " ".join(svg.text_content().split())
+        span = lxml.etree.Element("span")
+        span.text = text or None
+        span.tail = svg.tail
+        svg.getparent().replace(svg, span)
+
+
+def _move_edge_whitespace_out(el) -> None:  # noqa: ANN001 - an lxml element
+    """Move the whitespace at the start and end of ``el``'s text outside it, as one space each."""
+    text = el.text or ""
+    stripped = text.lstrip()
+    if len(stripped) != len(text):
+        el.text = stripped or None
+        previous = el.getprevious()
+        if previous is not None:
+            previous.tail = (previous.tail or "") + " "
+        elif el.getparent() is not None:
+            el.getparent().text = (el.getparent().text or "") + " "
+    last = el[-1] if len(el) else None
+    text = (last.tail if last is not None else el.text) or ""
+    stripped = text.rstrip()
+    if len(stripped) != len(text):
+        if last is not None:
+            last.tail = stripped or None
+        else:
+            el.text = stripped or None
+        el.tail = " " + (el.tail or "")
 
 
 def _slim_markup(main) -> None:  # noqa: ANN001 - an lxml element
-    """Remove what the conversion to Markdown never reads, before the main node is serialized for markdownify
-    (which parses it again into a BeautifulSoup tree, tag by tag, in Python: half of extraction's CPU on a Sphinx
-    page). The ``<span>``s inside ``<pre>`` and ``<code>`` are unwrapped: a highlighter's tokens (Pygments in
-    Sphinx, rustdoc) and Sphinx's ``<span class="pre">`` words, whose text markdownify takes as it stands (no
-    escaping, no whitespace rule applies inside them). Attributes go, but for those read: a table cell's
-    ``colspan``, a list's ``start``, media's sources, and the ``class`` that :func:`_code_language` looks for on a
-    ``<pre>``, its ``<code>`` and the two elements around it. The Markdown is the same, character for character
-    (checked on samples of every corpus of the matrix); the Python docs extract in about a fifth less CPU."""
+    """Remove what the conversion to Markdown never reads, before the main node is serialized for html-to-markdown:
+    less to serialize and parse, and no attribute left that could steer the converter (its heuristics read
+    classes, ids, roles and ``hidden``; docsbot has already decided what is chrome). The ``<span>``s inside
+    ``<pre>`` and ``<code>`` are unwrapped: a highlighter's tokens (Pygments in Sphinx, rustdoc) and Sphinx's
+    ``<span class="pre">`` words, whose text the converter takes as it stands. Attributes go, but for those read:
+    a table cell's ``colspan`` and ``rowspan``, a list's ``start`` and the ``class="language-X"`` that
+    :func:`_normalize_markup` put on a ``<pre>``."""
     for code in list(main.iter("pre", "code")):
         _unwrap_spans(code)
-    classed = set()
-    for pre in main.iter("pre"):
-        classed.update((pre, next(pre.iter("code"), None), pre.getparent()))
-        if pre.getparent() is not None:
-            classed.add(pre.getparent().getparent())
     for el in main.iter(lxml.etree.Element):
-        if el.tag in _MEDIA_TAGS or not el.attrib:
+        if not el.attrib:
             continue
         for name in [name for name in el.attrib if name not in _READ_ATTRIBUTES]:
-            if name != "class" or el not in classed:
+            if name != "class" or el.tag != "pre":
                 del el.attrib[name]
 
 

@@ -1,13 +1,15 @@
 """HTML → Markdown off the reactor thread: :class:`ExtractionPool`, one worker pool per crawl.
 
-Extraction (:func:`docsbot.extract.extract_page`) costs about 90-130 ms of CPU per Python-docs page here. Before
-its converter change (BeautifulSoup on lxml's parser, a cheap ``find_parent``: 0.71x the CPU over all 530 pages,
-identical Markdown) 88% of it was markdownify and BeautifulSoup, pure Python that holds the GIL; lxml's parsing
-and XPath, which release it, are the rest. On the reactor thread that time stops downloading: a site-wide
-redeploy (every page 200 with the same content) took 52.6 s where a bare Scrapy full crawl took 18.9 s.
+Extraction (:func:`docsbot.extract.extract_page`) costs about 26 ms of CPU per Python-docs page here (13.8 s for
+the 530 pages, 2026-11-25). Its converter is html-to-markdown (Rust): 1.7 s of those 13.8; the rest is lxml's
+parsing and serializing, and docsbot's own walks over the tree in Python (chrome, symbols, anchors, slimming) and
+canonical URLs. With markdownify the same pages took 25.1 s, about half of it markdownify and BeautifulSoup (and
+90-130 ms per page, 88% of it theirs, before BeautifulSoup parsed with lxml and found parents cheaply): pure
+Python that holds the GIL. On the reactor thread that time stops downloading: a site-wide redeploy (every page 200
+with the same content) took 52.6 s where a bare Scrapy full crawl took 18.9 s, which is why it runs here.
 
-Measured on this machine (2026-11-23, 2 CPUs shared with four other agents, load 5-12: wall times stretch 3-5x
-and drift by the minute, so CPU time is what carries over):
+Measured on this machine (2026-11-23, with markdownify, 2 CPUs shared with four other agents, load 5-12: wall
+times stretch 3-5x and drift by the minute, so CPU time is what carries over):
 
 - Pool kinds, 150-200 real pages extracted in one process, speed-up over serial: ``thread`` 2 threads 0.79-1.08,
   4 threads 0.65-0.88 (GIL-bound); ``process`` 2 workers 1.08-1.11 with serial and pool alternating, 1.2-2.75

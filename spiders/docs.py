@@ -29,7 +29,7 @@ from scrapy.utils.gz import gunzip, gzip_magic_number
 from scrapy.utils.sitemap import Sitemap
 
 from docsbot.arguments import ARGUMENT_NAMES, CrawlArguments
-from docsbot.extract import EXTRACTOR_VERSION, ExtractionError, content_hash
+from docsbot.extract import EXTRACTOR_VERSION, ConverterFailed, ExtractionError, content_hash
 from docsbot.items import PageGone, PageItem
 from docsbot.middlewares import (
     FETCHED_VALIDATORS_META_KEY,
@@ -175,6 +175,9 @@ class DocsSpider(scrapy.Spider):
         else:
             try:
                 extracted = await self.extractor.extract(response.body, url, response.encoding)
+            except ConverterFailed as exc:  # the converter's failure, not the page's: kept as stored, failed
+                count_failure(stats, "extract")
+                logger.warning("keeping %s as it was: %s", url, exc)
             except ExtractionError as exc:
                 stats.inc_value("docsbot/skipped/unparseable")
                 logger.warning("not indexing %s: %s", url, exc)

