@@ -17,6 +17,7 @@ import pytest
 
 from docsbot.web import excerpt, highlight, render_markdown
 from tests.conftest import docsbot_env
+from tests.docsite import html_page
 from tests.test_mcp import answer, http_session
 
 if TYPE_CHECKING:
@@ -354,3 +355,33 @@ def test_browser_search_follow_a_deep_link_refresh_and_follow_the_run(indexed, s
         assert runs == [("full", "complete"), ("refresh", "complete")]
     finally:
         page.close()
+
+
+def test_a_deep_link_to_a_definition_answers_the_definition_inside_its_section(crawl, docsite, serve):
+    """A result's deep link often names a definition (a Sphinx signature's id), not a heading: the page answers from
+    the definition to the end of the section that holds it, under that section's heading path."""
+    docsite.site.put(
+        "/docs/api.html",
+        html_page(
+            "API reference",
+            "<h2 id='tasks'>Tasks</h2>"
+            '<dl class="py function"><dt class="sig" id="testdocs.create_task"><span class="sig-name">create_task'
+            "</span></dt><dd><p>Schedule a coroutine.</p></dd></dl>"
+            '<dl class="py function"><dt class="sig" id="testdocs.gather"><span class="sig-name">gather</span></dt>'
+            "<dd><p>Run awaitables concurrently.</p></dd></dl>"
+            "<h2 id='streams'>Streams</h2><p>Read and write bytes.</p>",
+            ["index.html"],
+        ),
+    )
+    result = crawl(url=f"{docsite.url}/docs/index.html", library="testdocs", version="1.0")
+    assert result.returncode == 0, result.stderr[-2000:]
+    base = serve().url
+    api = f"{docsite.url}/docs/api.html"
+    page = get(f"{base}/page.json", params={"url": f"{api}#testdocs.gather"}).json()
+    assert page["heading_path"] == ["API reference", "Tasks"]
+    assert page["markdown"].startswith("gather") and "Run awaitables concurrently." in page["markdown"]
+    assert "Schedule a coroutine" not in page["markdown"] and "Read and write bytes" not in page["markdown"]
+    whole = get(f"{base}/page.json", params={"url": api}).json()
+    assert [(s["heading"], s["anchor"]) for s in whole["sections"]] == [("Tasks", "tasks"), ("Streams", "streams")]
+    html = get(f"{base}/page", params={"url": api}).text
+    assert '<h2 id="tasks">' in html and '<h2 id="streams">' in html

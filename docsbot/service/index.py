@@ -36,7 +36,14 @@ from docsbot.service.models import (
 )
 from docsbot.service.runs import Launch, Launcher, iso, run_info
 from docsbot.service.search import Searcher
-from docsbot.service.sections import find_heading, page_headings, section_markdown, slugify
+from docsbot.service.sections import (
+    anchor_section,
+    find_heading,
+    heading_anchors,
+    page_headings,
+    section_markdown,
+    slugify,
+)
 from docsbot.store import version_label
 from docsbot.urls import InvalidURL, Scope, canonical_url
 
@@ -236,26 +243,35 @@ class DocsIndex:
         for _, path, anchor in chunks:
             if anchor and anchor not in anchors:
                 anchors[anchor] = path
+        # Every anchor of the page with its offset (pages.anchors, from the extraction); None for pages stored
+        # before docsbot kept them: then only the chunks' first anchors are known.
+        offsets = {ident: offset for offset, ident in page["anchors"] or []} if source == "page" else {}
+        headings = page_headings(markdown) if source == "page" else []
         if not section:
-            headings = page_headings(markdown) if source == "page" else []
             by_path: dict[tuple[str, ...], str] = {}
             for anchor, path in anchors.items():
                 by_path.setdefault(tuple(path), anchor)
+            own = heading_anchors(markdown, headings, [(o, i) for i, o in offsets.items()])
             sections = [
                 PageSection(
                     heading=h.text,
                     level=h.level,
-                    # the heading's own id when the crawl recorded it, else the first id recorded under it
-                    anchor=slugify(h.text) if slugify(h.text) in anchors else by_path.get(h.path, slugify(h.text)),
+                    # the heading's own id (recorded by the crawl), else the first id recorded under it, else a slug
+                    anchor=own.get(n)
+                    or (slugify(h.text) if slugify(h.text) in anchors else by_path.get(h.path, slugify(h.text))),
                 )
-                for h in headings
+                for n, h in enumerate(headings)
                 if h.level > 1
             ]
             return PageResult(**result, markdown=markdown, sections=sections)
         section = section.strip()
-        anchored = anchors.get(section) or anchors.get(section.lstrip("#"))
+        ident = section.lstrip("#")
+        if ident in offsets:
+            index, text = anchor_section(markdown, headings, offsets[ident])
+            path = list(headings[index].path) if index is not None else []
+            return PageResult(**result, section=section, heading_path=path, markdown=text)
+        anchored = anchors.get(section) or anchors.get(ident)
         if source == "page":
-            headings = page_headings(markdown)
             index = find_heading(headings, section, anchored)
             if index is not None:
                 return PageResult(
@@ -271,7 +287,7 @@ class DocsIndex:
             if target:
                 parts = [content for content, path, _ in chunks if path[: len(target)] == target]
                 return PageResult(**result, section=section, heading_path=target, markdown="\n\n".join(parts))
-        known = sorted(anchors) or [slugify(h.text) for h in page_headings(markdown) if h.level > 1]
+        known = sorted(set(anchors) | set(offsets)) or [slugify(h.text) for h in headings if h.level > 1]
         raise NotFound(
             f"no section {section!r} on {page['url']}; its sections: {', '.join(known[:40]) or 'none'}"
             + (" …" if len(known) > 40 else "")

@@ -8,7 +8,15 @@ from dataclasses import dataclass
 
 from docsbot.chunking import markdown_headings
 
-__all__ = ["Heading", "find_heading", "page_headings", "section_markdown", "slugify"]
+__all__ = [
+    "Heading",
+    "anchor_section",
+    "find_heading",
+    "heading_anchors",
+    "page_headings",
+    "section_markdown",
+    "slugify",
+]
 
 _SLUG_DROP = re.compile(r"[^\w\s-]")
 _SLUG_SPACE = re.compile(r"[\s_-]+")
@@ -58,3 +66,40 @@ def find_heading(headings: list[Heading], section: str, anchored_path: list[str]
         if slugify(h.text) == slugify(wanted) or h.text.lower() == wanted.lower():
             return i
     return None
+
+
+def _line_end(markdown: str, offset: int) -> int:
+    end = markdown.find("\n", offset)
+    return len(markdown) if end < 0 else end
+
+
+def heading_anchors(markdown: str, headings: list[Heading], anchors: list[tuple[int, str]]) -> dict[int, str]:
+    """``{heading index: id}`` for the headings an anchor of the page marks (its offset on the heading's line)."""
+    out: dict[int, str] = {}
+    ordered = sorted((offset, ident) for offset, ident in anchors)
+    for i, h in enumerate(headings):
+        end = _line_end(markdown, h.offset)
+        ident = next((ident for offset, ident in ordered if h.offset <= offset <= end), None)
+        if ident is not None:
+            out[i] = ident
+    return out
+
+
+def anchor_section(markdown: str, headings: list[Heading], offset: int) -> tuple[int | None, str]:
+    """The part of ``markdown`` a deep link to the anchor at ``offset`` points at: ``(heading index, text)``. An
+    anchor on a heading's line gives that heading's section (:func:`section_markdown`); an anchor inside a section
+    (a definition: a Sphinx signature, a Javadoc member) gives the text from the anchor to the end of the section
+    that holds it, under that section's heading (``None`` before the first heading)."""
+    index = None
+    for i, h in enumerate(headings):
+        if h.offset > offset:
+            break
+        index = i
+    if index is not None and offset <= _line_end(markdown, headings[index].offset):
+        return index, section_markdown(markdown, headings, index)
+    if index is None:
+        end = next((h.offset for h in headings if h.offset > offset), len(markdown))
+    else:
+        level = headings[index].level
+        end = next((h.offset for h in headings[index + 1 :] if h.level <= level), len(markdown))
+    return index, markdown[offset:end].strip()

@@ -37,14 +37,14 @@ STORED_PAGES_BATCH = 100  # rows per fetch when a refresh loads its stored pages
 
 _INSERT_PAGE = """
     INSERT INTO pages (version_id, url, depth, canonical_url, title, etag, last_modified, content_type,
-                       content_hash, links, markdown, extractor_version)
+                       content_hash, links, markdown, anchors, extractor_version)
     VALUES (%(version_id)s, %(url)s, %(depth)s, %(canonical_url)s, %(title)s, %(etag)s, %(last_modified)s,
-            %(content_type)s, %(content_hash)s, %(links)s, %(markdown)s, %(extractor_version)s)
+            %(content_type)s, %(content_hash)s, %(links)s, %(markdown)s, %(anchors)s, %(extractor_version)s)
     ON CONFLICT (version_id, url) DO UPDATE SET
         canonical_url = EXCLUDED.canonical_url, title = EXCLUDED.title, etag = EXCLUDED.etag,
         last_modified = EXCLUDED.last_modified, content_type = EXCLUDED.content_type,
         content_hash = EXCLUDED.content_hash, links = EXCLUDED.links, markdown = EXCLUDED.markdown,
-        extractor_version = EXCLUDED.extractor_version
+        anchors = EXCLUDED.anchors, extractor_version = EXCLUDED.extractor_version
     RETURNING id
 """
 
@@ -53,7 +53,7 @@ _INSERT_PAGE = """
 _UPDATE_PAGE = """
     UPDATE pages SET url = %(url)s, canonical_url = %(canonical_url)s, title = %(title)s, etag = %(etag)s,
         last_modified = %(last_modified)s, content_type = %(content_type)s, content_hash = %(content_hash)s,
-        links = %(links)s, markdown = %(markdown)s, extractor_version = %(extractor_version)s
+        links = %(links)s, markdown = %(markdown)s, anchors = %(anchors)s, extractor_version = %(extractor_version)s
     WHERE id = %(page_id)s
     RETURNING id
 """
@@ -214,6 +214,7 @@ class PageStore:
             "depth": item.depth,
             "links": item.links,
             "markdown": item.markdown,
+            "anchors": Jsonb([list(a) for a in getattr(item, "anchors", ())]),
             "extractor_version": item.extractor_version,
             "page_id": item.page_id,
         }
@@ -397,13 +398,14 @@ _MARK_INTERRUPTED = """
 
 def find_pages(conn: psycopg.Connection, url: str) -> list[dict[str, Any]]:
     """Stored pages with this exact URL, newest version first: ``id, version_id, library, version, url, title,
-    markdown`` (``None`` for a page stored before migration 0007 and not changed since), ``updated_at,
-    last_checked_at, last_modified, content_changed_at``."""
+    markdown`` (``None`` for a page stored before migration 0007 and not changed since), ``anchors`` (``[[offset,
+    id], …]`` into the Markdown; ``None`` before migration 0016), ``updated_at, last_checked_at, last_modified,
+    content_changed_at``."""
     with conn.cursor(row_factory=dict_row) as cur:
         return cur.execute(
             """
             SELECT p.id, p.version_id, l.name AS library, v.name AS version, p.url, p.title, p.markdown,
-                   p.updated_at, p.last_checked_at, p.last_modified, p.content_changed_at
+                   p.anchors, p.updated_at, p.last_checked_at, p.last_modified, p.content_changed_at
             FROM pages p JOIN versions v ON v.id = p.version_id JOIN libraries l ON l.id = v.library_id
             WHERE p.url = %s ORDER BY p.version_id DESC
             """,
