@@ -29,6 +29,7 @@ __all__ = [
 
 MODES = ("full", "refresh")
 PRUNE = ("none", "orphans")
+FRESHNESS = ("validators", "http")  # docsbot.freshness
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
 _DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
@@ -93,6 +94,9 @@ class CrawlArguments:
     - ``render``: ``js`` renders every page in Chromium through scrapy-playwright (:mod:`docsbot.render`);
       ``none`` (default) renders only URLs matching ``DOCSBOT_RENDER_URLS``. Stored by the index, reused by
       refreshes unless given again.
+    - ``freshness``: ``validators`` (default) revalidates every stored page; ``http`` does not request a stored
+      page whose last response is still fresh by its HTTP caching headers (RFC 9111 §4.2, :mod:`docsbot.freshness`;
+      its stored links are followed). Stored by the index, reused by refreshes unless given again.
     """
 
     url: str | None
@@ -106,6 +110,7 @@ class CrawlArguments:
     min_recheck: timedelta | None = None
     sitemap: str | None = None
     render: str | None = None
+    freshness: str | None = None
 
     @classmethod
     def parse(
@@ -121,6 +126,7 @@ class CrawlArguments:
         min_recheck: Any = None,
         sitemap: str | None = None,
         render: str | None = None,
+        freshness: str | None = None,
     ) -> CrawlArguments:
         mode = (mode or ("full" if url else "refresh")).strip().lower()
         if mode not in MODES:
@@ -147,6 +153,10 @@ class CrawlArguments:
             render = render.strip().lower()
             if render not in RENDER_MODES:
                 raise SpiderArgumentError(f"-a render must be one of {', '.join(RENDER_MODES)}, got {render!r}")
+        if freshness is not None:
+            freshness = freshness.strip().lower()
+            if freshness not in FRESHNESS:
+                raise SpiderArgumentError(f"-a freshness must be one of {', '.join(FRESHNESS)}, got {freshness!r}")
         return cls(
             url=url,
             library=library.strip(),
@@ -159,6 +169,7 @@ class CrawlArguments:
             min_recheck=_duration("min_recheck", min_recheck),
             sitemap=sitemap or None,
             render=render,
+            freshness=freshness,
         )
 
     def resolve(self, root_url: str | None = None, stored: dict[str, Any] | None = None) -> CrawlSettings:
@@ -183,10 +194,17 @@ class CrawlSettings:
     max_pages: int | None
     prune: str
     render: str
+    freshness: str = "validators"
 
     def stored(self) -> dict[str, Any]:
         """The crawl settings a full index stores on its version (``versions.settings``) for later refreshes."""
-        return {"max_depth": self.max_depth, "max_pages": self.max_pages, "prune": self.prune, "render": self.render}
+        return {
+            "max_depth": self.max_depth,
+            "max_pages": self.max_pages,
+            "prune": self.prune,
+            "render": self.render,
+            "freshness": self.freshness,
+        }
 
 
 def _resolve(args: CrawlArguments, root_url: str | None, stored: dict[str, Any]) -> CrawlSettings:
@@ -200,6 +218,7 @@ def _resolve(args: CrawlArguments, root_url: str | None, stored: dict[str, Any])
         max_pages=pick("max_pages"),
         prune=pick("prune") or "none",
         render=pick("render") or "none",
+        freshness=pick("freshness") or "validators",
     )
 
 

@@ -75,6 +75,8 @@ class PageItem:
     symbol_hashes: dict[str, str] = field(default_factory=dict)
     # Set by the chunk pipeline when storing the page changes the index (None: a same-content 200).
     change: PageChange | None = None
+    # Until when the response is fresh by its HTTP caching headers (docsbot.freshness; None: stale at once).
+    fresh_until: Any = None
 
 
 @dataclass

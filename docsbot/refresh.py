@@ -103,6 +103,7 @@ class StoredPage:
     links: tuple[str, ...]
     last_checked_at: datetime | None = None
     extractor_version: int = 0  # docsbot.extract.EXTRACTOR_VERSION that produced the stored content
+    fresh_until: datetime | None = None  # its last response's HTTP freshness (docsbot.freshness), None: stale
 
 
 @dataclass(frozen=True)
@@ -163,6 +164,8 @@ class RefreshLedger:
     ``stored``: the version's pages at the start of the run. ``refresh``: revalidate stored pages with their
     validators (a full index fetches every page without them). ``render``: which URLs go through the browser.
     ``min_recheck``: stored pages checked more recently are not requested (their stored links are followed).
+    ``http_freshness``: neither are stored pages whose last response is still fresh (RFC 9111 §4.2, ``fresh_until``
+    in the future), the root included: a fresh root counts as answered (its stored links are its links).
     ``now`` is injectable for tests.
     """
 
@@ -175,6 +178,7 @@ class RefreshLedger:
         max_depth: int | None = None,
         max_pages: int | None = None,
         min_recheck: timedelta | None = None,
+        http_freshness: bool = False,
         render: Callable[[str], bool] = lambda url: False,
         scope: Scope | None = None,
         extractor_version: int | None = None,
@@ -186,6 +190,7 @@ class RefreshLedger:
         self.max_depth = max_depth
         self.max_pages = max_pages
         self.min_recheck = min_recheck
+        self.http_freshness = http_freshness
         self.render = render
         self.extractor_version = extractor_version
         self._now = now
@@ -204,6 +209,8 @@ class RefreshLedger:
         self.truncated = False  # max_pages cut the crawl short: orphans cannot be told
         self.root_answered = False
         self.skipped_recently_checked = 0
+        self.skipped_fresh = 0  # requests saved by HTTP freshness
+        self.fresh: dict[int, datetime | None] = {}  # stored page id → freshness of its 304 this run
 
     def stored_page(self, url: str) -> StoredPage | None:
         """The stored page ``url`` names (under either of its URLs), or ``None``."""
@@ -257,8 +264,14 @@ class RefreshLedger:
                 self.truncated = True
                 continue
             self.requested.add(key)
-            if stored and self._recently_checked(stored) and not self.outdated(stored):
-                self.skipped_recently_checked += 1
+            fresh = stored is not None and self._fresh(stored)
+            if stored and (fresh or self._recently_checked(stored)) and not self.outdated(stored):
+                if fresh:
+                    self.skipped_fresh += 1
+                    if self.is_root(url):
+                        self.root_answered = True
+                else:
+                    self.skipped_recently_checked += 1
                 self.links_of.setdefault(key, []).append(stored.links)
                 stack.extend((link, stored.depth, True) for link in reversed(stored.links))
                 continue
@@ -280,6 +293,9 @@ class RefreshLedger:
         if self.outdated(page):
             return None
         return (page.etag, page.last_modified)
+
+    def _fresh(self, page: StoredPage) -> bool:
+        return self.http_freshness and page.fresh_until is not None and page.fresh_until > self._now()
 
     def _recently_checked(self, page: StoredPage) -> bool:
         if self.min_recheck is None or page.last_checked_at is None or page_key(page.url) == page_key(self.root_url):
@@ -318,13 +334,15 @@ class RefreshLedger:
         self.requested.add(key)
         return Resolution(target, page, page.depth if page else request_depth, retired)
 
-    def not_modified(self, url: str) -> StoredPage | None:
-        """A 304: the stored page is current (its stored links are followed). Returns it."""
+    def not_modified(self, url: str, fresh_until: datetime | None = None) -> StoredPage | None:
+        """A 304: the stored page is current (its stored links are followed); ``fresh_until``: the freshness its
+        headers give (written at the end of the run). Returns it."""
         if self.is_root(url):
             self.root_answered = True
         page = self.stored_page(url)
         if page is not None:
             self.checked.add(page.id)
+            self.fresh[page.id] = fresh_until
         return page
 
     def not_modified_after_redirect(self, origin: str, final: str) -> tuple[StoredPage | None, StoredPage | None]:

@@ -414,6 +414,7 @@ class IndexRun:
             max_depth=crawl.max_depth,
             max_pages=crawl.max_pages,
             min_recheck=context.args.min_recheck,
+            http_freshness=crawl.freshness == "http",
             render=context.render,
             scope=context.scope,
             extractor_version=EXTRACTOR_VERSION,
@@ -476,6 +477,7 @@ class IndexRun:
         self.crawl_completed = True
         ledger = context.ledger
         stats.set_value("docsbot/skipped/recently_checked", ledger.skipped_recently_checked)
+        stats.set_value("docsbot/skipped/fresh", ledger.skipped_fresh)
         plan = ledger.deletion_plan(
             completed=True,
             prune=context.crawl.prune,
@@ -567,7 +569,7 @@ class IndexRun:
         context = self.context
         await self._bookkeeping(
             "the checked pages were not marked",
-            context.store.mark_checked(context.run_id, context.ledger.checked_pages(plan)),
+            context.store.mark_checked(context.run_id, context.ledger.checked_pages(plan), context.ledger.fresh),
         )
 
     # --- end of the run ---

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import typing
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -30,6 +31,7 @@ from scrapy.utils.sitemap import Sitemap
 
 from docsbot.arguments import ARGUMENT_NAMES, CrawlArguments
 from docsbot.extract import EXTRACTOR_VERSION, ConverterFailed, ExtractionError, content_hash
+from docsbot.freshness import fresh_until
 from docsbot.items import PageGone, PageItem
 from docsbot.middlewares import (
     FETCHED_VALIDATORS_META_KEY,
@@ -227,6 +229,7 @@ class DocsSpider(scrapy.Spider):
             link_share=extracted.link_share,
             extractor_version=EXTRACTOR_VERSION,
             moved_from=moved_from,
+            fresh_until=None if response.meta.get("playwright") else _fresh_until(response, response.meta),
         )
 
     def page_failed(self, failure: Failure) -> Iterator[scrapy.Request | PageGone]:
@@ -244,7 +247,9 @@ class DocsSpider(scrapy.Spider):
                 if retired is not None:
                     yield PageGone(self.context.version.id, retired.id, retired.url, f"now {request.url}")
             else:
-                page = ledger.not_modified(url)
+                stored = ledger.stored_page(url)
+                fresh = _fresh_until(failure.value.response, request.meta, stored.last_modified if stored else None)
+                page = ledger.not_modified(url, fresh)
         elif failure.check(OutOfScope) and redirects:
             logger.info("%s now redirects out of scope to %s", url, request.url)
             try:
@@ -303,6 +308,23 @@ class DocsSpider(scrapy.Spider):
                 yield scrapy.Request(loc, callback=self.parse_sitemap, dont_filter=True)
             else:
                 yield from self._requests([loc], 0)
+
+
+def _fresh_until(
+    response: scrapy.http.Response, meta: dict[str, Any], last_modified: str | None = None
+) -> datetime | None:
+    """The HTTP freshness of ``response`` (:func:`docsbot.freshness.fresh_until`): its headers, received now, after
+    its request's ``download_latency`` seconds (``meta``); ``last_modified``: the stored one, for a 304 without its
+    own."""
+    headers = {k.decode("latin-1").lower(): v[-1].decode("latin-1") for k, v in response.headers.items() if v}
+    received = datetime.now(UTC)
+    latency = meta.get("download_latency") or 0.0
+    return fresh_until(
+        headers,
+        request_time=received - timedelta(seconds=latency),
+        response_time=received,
+        last_modified=last_modified,
+    )
 
 
 def _header(response: scrapy.http.Response, name: bytes) -> str | None:

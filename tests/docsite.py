@@ -56,6 +56,7 @@ class DocSite:
     throttled: dict[str, float] = field(default_factory=dict)
     _throttle_start: dict[str, float] = field(default_factory=dict)
     validators: str = "both"
+    cache_control: str | None = None  # sent as Cache-Control with every 200 and 304 of a page
     hits: list[Hit] = field(default_factory=list)
     _clock: int = 1_700_000_000
     _served: int = 0
@@ -138,6 +139,8 @@ class DocSite:
                     validators = {"Last-Modified": page.last_modified}
                 elif site.validators == "none":
                     validators = {}
+                if site.cache_control is not None:
+                    validators["Cache-Control"] = site.cache_control
                 inm = self.headers.get("If-None-Match")
                 ims = self.headers.get("If-Modified-Since")
                 # RFC 9110 §13.2.2: If-None-Match takes precedence over If-Modified-Since.

@@ -22,6 +22,7 @@ from docsbot.store.ranking import REFRESH_STATS, symbol_keys
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
+    from datetime import datetime
 
     from scrapy.settings import BaseSettings
 
@@ -37,14 +38,15 @@ STORED_PAGES_BATCH = 100  # rows per fetch when a refresh loads its stored pages
 
 _INSERT_PAGE = """
     INSERT INTO pages (version_id, url, depth, canonical_url, title, etag, last_modified, content_type,
-                       content_hash, links, markdown, anchors, extractor_version)
+                       content_hash, links, markdown, anchors, extractor_version, fresh_until)
     VALUES (%(version_id)s, %(url)s, %(depth)s, %(canonical_url)s, %(title)s, %(etag)s, %(last_modified)s,
-            %(content_type)s, %(content_hash)s, %(links)s, %(markdown)s, %(anchors)s, %(extractor_version)s)
+            %(content_type)s, %(content_hash)s, %(links)s, %(markdown)s, %(anchors)s, %(extractor_version)s,
+            %(fresh_until)s)
     ON CONFLICT (version_id, url) DO UPDATE SET
         canonical_url = EXCLUDED.canonical_url, title = EXCLUDED.title, etag = EXCLUDED.etag,
         last_modified = EXCLUDED.last_modified, content_type = EXCLUDED.content_type,
         content_hash = EXCLUDED.content_hash, links = EXCLUDED.links, markdown = EXCLUDED.markdown,
-        anchors = EXCLUDED.anchors, extractor_version = EXCLUDED.extractor_version
+        anchors = EXCLUDED.anchors, extractor_version = EXCLUDED.extractor_version, fresh_until = EXCLUDED.fresh_until
     RETURNING id
 """
 
@@ -53,7 +55,8 @@ _INSERT_PAGE = """
 _UPDATE_PAGE = """
     UPDATE pages SET url = %(url)s, canonical_url = %(canonical_url)s, title = %(title)s, etag = %(etag)s,
         last_modified = %(last_modified)s, content_type = %(content_type)s, content_hash = %(content_hash)s,
-        links = %(links)s, markdown = %(markdown)s, anchors = %(anchors)s, extractor_version = %(extractor_version)s
+        links = %(links)s, markdown = %(markdown)s, anchors = %(anchors)s, extractor_version = %(extractor_version)s,
+        fresh_until = %(fresh_until)s
     WHERE id = %(page_id)s
     RETURNING id
 """
@@ -170,12 +173,12 @@ class PageStore:
                 cur.itersize = STORED_PAGES_BATCH
                 await cur.execute(
                     "SELECT id, url, etag, last_modified, content_hash, depth, links, last_checked_at, "
-                    "extractor_version FROM pages WHERE version_id = %s ORDER BY depth, id",
+                    "extractor_version, fresh_until FROM pages WHERE version_id = %s ORDER BY depth, id",
                     (version_id,),
                 )
                 async for row in cur:
                     stored[row[1]] = StoredPage(
-                        row[0], intern(row[1]), *row[2:6], tuple(map(intern, row[6])), row[7], row[8]
+                        row[0], intern(row[1]), *row[2:6], tuple(map(intern, row[6])), row[7], row[8], row[9]
                     )
             return stored
 
@@ -216,6 +219,7 @@ class PageStore:
             "markdown": item.markdown,
             "anchors": Jsonb([list(a) for a in getattr(item, "anchors", ())]),
             "extractor_version": item.extractor_version,
+            "fresh_until": getattr(item, "fresh_until", None),
             "page_id": item.page_id,
         }
         return await self._retrying(f"storing {item.url}", lambda: self._save_page(item, values, run_id))
@@ -301,17 +305,27 @@ class PageStore:
 
         return await self._retrying(f"deleting {len(page_ids)} pages", delete)
 
-    async def mark_checked(self, run_id: int, page_ids: list[int]) -> None:
-        """Record that ``page_ids`` answered 200/304 in run ``run_id`` (one statement, at the end of a run)."""
+    async def mark_checked(
+        self, run_id: int, page_ids: list[int], fresh: dict[int, datetime | None] | None = None
+    ) -> None:
+        """Record that ``page_ids`` answered 200/304 in run ``run_id``, and of those that answered 304 (``fresh``)
+        the HTTP freshness their headers gave (one transaction, at the end of a run)."""
         if not page_ids:
             return
+        fresh = {page_id: until for page_id, until in (fresh or {}).items() if page_id in set(page_ids)}
 
         async def mark() -> None:
-            async with self._pool.connection() as conn:
+            async with self._pool.connection() as conn, conn.transaction():
                 await conn.execute(
                     "UPDATE pages SET last_seen_run = %s, last_checked_at = now() WHERE id = ANY(%s)",
                     (run_id, page_ids),
                 )
+                if fresh:
+                    await conn.execute(
+                        "UPDATE pages p SET fresh_until = f.until FROM unnest(%s::bigint[], %s::timestamptz[]) "
+                        "AS f(id, until) WHERE p.id = f.id",
+                        (list(fresh), list(fresh.values())),
+                    )
 
         await self._retrying("marking checked pages", mark)
 
