@@ -15,6 +15,7 @@ import sys
 import textwrap
 import threading
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from docsbot.config import ProjectSettings
@@ -307,6 +308,98 @@ def _page_path(url: str, root_url: str) -> str:
     return "/".join(part for part in rel.split("/") if part not in ("", ".", ".."))
 
 
+def _fleet(args: argparse.Namespace):  # noqa: ANN202 - docsbot.service.fleet.Fleet
+    import os
+
+    from docsbot import store
+    from docsbot.service.fleet import Fleet
+
+    settings = _settings()
+    scrapyd = args.scrapyd or [u for u in os.environ.get("DOCSBOT_SCRAPYD_URLS", "").split() if u]
+    return Fleet(
+        store.resolve_dsn(settings),
+        jobs=args.jobs,
+        scrapyd=scrapyd,
+        log_dir=Path(settings.get("DOCSBOT_DATA_DIR")).expanduser() / "fleet-runs",
+        retry=store.RetryPolicy.from_settings(settings),
+    )
+
+
+def cmd_sync(args: argparse.Namespace) -> int:
+    """Declare a libraries file's entries, run the due ones (new ones are due at once), report each."""
+    import logging
+
+    from docsbot import store
+    from docsbot.libraries import DEFAULT_FILE, load
+
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s: %(message)s", stream=sys.stderr)
+    fleet = _fleet(args)
+    version_ids = None
+    plan = None
+    if not args.due:
+        path = Path(args.file or DEFAULT_FILE)
+        entries = load(path)  # every entry checked before anything runs
+        source = str(path.resolve())
+        plan = fleet.declare(entries, source)
+        from docsbot.store.fleet import declared_versions
+
+        labels = {entry.label for entry in entries}
+        with store.connect(fleet.dsn) as conn:
+            version_ids = [
+                row["id"]
+                for row in declared_versions(conn, source)
+                if store.version_label(row["library"], row["version"]) in labels
+            ]
+        if plan.removed:
+            if args.prune:
+                for problem in fleet.remove(plan.removed):
+                    print(f"docsbot sync: {problem}", file=sys.stderr)
+                print(f"removed (no longer in {path}): {', '.join(plan.removed)}")
+            else:
+                print(f"no longer in {path}, kept (--prune deletes them): {', '.join(plan.removed)}")
+    reports = fleet.run_due(version_ids)
+    ran = {r.label for r in reports}
+    for report in reports:
+        print(report.line())
+    with store.connect(fleet.dsn) as conn:
+        rows = conn.execute(
+            "SELECT l.name, v.name, v.next_due_at FROM versions v JOIN libraries l ON l.id = v.library_id "
+            "WHERE (%s::bigint[] IS NULL OR v.id = ANY(%s)) ORDER BY l.name, v.name",
+            (version_ids, version_ids),
+        ).fetchall()
+    idle = [(store.version_label(lib, ver), due) for lib, ver, due in rows if store.version_label(lib, ver) not in ran]
+    for label, due in idle:
+        print(f"{label}: not due" + (f" (next {due:%Y-%m-%d %H:%M %Z})" if due else " (no refresh interval)"))
+    failed = [r for r in reports if r.outcome not in ("complete", "vectors_pending", "scheduled")]
+    kinds = {
+        "indexed": sum(1 for r in reports if r.mode == "full" and r.outcome != "scheduled"),
+        "refreshed": sum(1 for r in reports if r.mode == "refresh" and r.outcome != "scheduled"),
+        "scheduled": sum(1 for r in reports if r.outcome == "scheduled"),
+        "not due": len(idle),
+        "failed": len(failed),
+    }
+    print(
+        f"{len(reports) + len(idle)} versions: "
+        + ", ".join(f"{n} {kind}" for kind, n in kinds.items() if n or kind == "failed")
+    )
+    return 3 if failed else 0
+
+
+def cmd_scheduler(args: argparse.Namespace) -> int:
+    import logging
+    import signal
+
+    from docsbot.service.fleet import Scheduler
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s: %(message)s", stream=sys.stderr)
+    scheduler = Scheduler(_fleet(args), interval=args.interval)
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: scheduler.stop())
+    print(f"docsbot scheduler: claiming due versions every {args.interval:g} s", file=sys.stderr, flush=True)
+    scheduler.run()
+    return 0
+
+
 def cmd_db_stop(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -505,6 +598,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     export.add_argument("-o", "--output", help="file (llms-full) or directory (pages); default: named after it")
     export.set_defaults(func=cmd_export)
+    sync = sub.add_parser("sync", help="index and refresh the library versions of a libraries file (the due ones)")
+    sync.add_argument("file", nargs="?", help="the libraries file (TOML; default ./libraries.toml)")
+    sync.add_argument("--due", action="store_true", help="no file: run the versions that are due, from the database")
+    sync.add_argument("--prune", action="store_true", help="delete the versions the file no longer declares")
+    scheduler = sub.add_parser("scheduler", help="run due versions on a timer, for ever (a long-running service)")
+    scheduler.add_argument("--interval", type=float, default=60.0, help="seconds between ticks (default 60)")
+    for command in (sync, scheduler):
+        command.add_argument("--jobs", type=int, default=2, help="local runs at once (default 2)")
+        command.add_argument(
+            "--scrapyd",
+            action="append",
+            metavar="URL",
+            help="run on this Scrapyd node instead (repeatable; default DOCSBOT_SCRAPYD_URLS, space-separated)",
+        )
+    sync.set_defaults(func=cmd_sync)
+    scheduler.set_defaults(func=cmd_scheduler)
     serve = sub.add_parser("serve", help="web pages to search and follow the index, with the MCP server at /mcp")
     serve.add_argument(
         "--http",

@@ -58,9 +58,17 @@ class ScrapydNode:
             detail = " ".join(str(exc).split())[:300] or type(exc).__name__
             raise Upstream(f"Scrapyd at {self.url} refused {what}: {detail}") from None
 
-    def schedule(self, spider: str, args: dict[str, str], project: str = SCRAPYD_PROJECT) -> str:
-        """Schedule a job (``schedule.json``) with these spider arguments; returns its job id."""
-        return str(self._call("schedule.json", lambda c: c.schedule(project, spider, list(args.items()))))
+    def schedule(
+        self,
+        spider: str,
+        args: dict[str, str],
+        project: str = SCRAPYD_PROJECT,
+        settings: dict[str, str] | None = None,
+    ) -> str:
+        """Schedule a job (``schedule.json``) with these spider arguments and Scrapy ``settings`` (Scrapyd's
+        ``setting=NAME=VALUE`` parameters); returns its job id."""
+        params = list(args.items()) + [("setting", f"{k}={v}") for k, v in (settings or {}).items()]
+        return str(self._call("schedule.json", lambda c: c.schedule(project, spider, params)))
 
     def job_state(self, job: str, project: str = SCRAPYD_PROJECT) -> str:
         """``pending``, ``running`` or ``finished`` (``listjobs.json``), or ``unknown to Scrapyd``."""

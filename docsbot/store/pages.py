@@ -17,6 +17,7 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool, PoolClosed
 
 from docsbot.store.connection import RetryPolicy, StoreUnavailable, one_line
+from docsbot.store.fleet import record_run_end
 from docsbot.store.queue import STORED_VECTORS
 from docsbot.store.ranking import REFRESH_STATS, symbol_keys
 
@@ -372,7 +373,8 @@ class PageStore:
         self, run_id: int, stats: dict[str, Any], outcome: str, reason: str, keep_changes: float | None = None
     ) -> None:
         """Close the run's record: its end, stats and outcome (:func:`docsbot.refresh.run_outcome`), refresh its
-        version's BM25 statistics and, with ``keep_changes`` (seconds), delete its version's change log rows older
+        version's BM25 statistics, move its version's next due time on (:func:`docsbot.store.fleet.record_run_end`)
+        and, with ``keep_changes`` (seconds), delete its version's change log rows older
         than that; retried (a busy pool or a restarting server does not cost the run its record); raises
         :class:`StoreUnavailable`."""
 
@@ -385,6 +387,7 @@ class PageStore:
                 )
                 (version_id,) = await cur.fetchone()
                 await conn.execute(REFRESH_STATS, {"version": version_id})
+                await record_run_end(conn, version_id, outcome in ("complete", "vectors_pending"), reason or None)
                 if keep_changes:
                     await conn.execute(
                         "DELETE FROM page_changes WHERE version_id = %s "

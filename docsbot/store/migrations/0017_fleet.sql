@@ -14,3 +14,6 @@ ALTER TABLE versions
     ADD COLUMN last_error text,
     ADD COLUMN source text;                      -- the libraries file that declares it (NULL: none)
 CREATE INDEX versions_due_idx ON versions (next_due_at) WHERE refresh_interval IS NOT NULL;
+-- The spider arguments and settings a libraries file gives the version's runs ({"args": {...}, "settings": {...}}),
+-- so that a scheduler working from the database alone (docsbot sync --due, docsbot scheduler) runs it as declared.
+ALTER TABLE versions ADD COLUMN run_args jsonb NOT NULL DEFAULT '{}';

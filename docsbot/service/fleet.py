@@ -1,0 +1,344 @@
+"""Keeping a fleet of library versions fresh: a libraries file declared into PostgreSQL, due versions claimed
+atomically, and their runs started locally (a few at a time) or on Scrapyd nodes.
+
+Every run is the ordinary ``scrapy crawl docs`` (a full index for a version never indexed, a refresh otherwise),
+with the entry's spider arguments and settings; a run records its own end and when its version is next due
+(:func:`docsbot.store.fleet.record_run_end`). This module decides which versions to run and where, and reports what
+each did; it never crawls.
+
+- :meth:`Fleet.declare` writes a file's entries (new versions are due at once) and tells which versions the file no
+  longer declares; :meth:`Fleet.remove` deletes them (``docsbot sync --prune``).
+- :meth:`Fleet.run_due` claims the due versions (all, or a file's) and runs them: locally, ``jobs`` at a time, waiting
+  for each; or as jobs on Scrapyd nodes, each on the node with the fewest running and pending jobs
+  (``daemonstatus.json``), without waiting.
+- :class:`Scheduler` does that on a timer, for ever (``docsbot scheduler``).
+
+A claim is a lease: a claim whose run never started (a process that could not start, a job a node lost) is given
+back with a backoff, or expires, and the version is claimed again on a later tick.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from docsbot import store
+from docsbot.service.errors import Upstream
+from docsbot.service.runs import log_tail
+from docsbot.service.scrapyd import ScrapydNode
+from docsbot.store import fleet as fleet_store
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from docsbot.libraries import LibraryEntry
+
+__all__ = ["DEFAULT_LEASE", "Fleet", "RunReport", "Scheduler", "SyncPlan"]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_LEASE = timedelta(hours=6)  # a claimed version is not claimed again before its run ends or this passes
+
+
+@dataclass
+class SyncPlan:
+    """What declaring a libraries file did: versions ``created`` (new, due at once) and ``updated``, and ``removed``:
+    versions the file declared before and no longer does (``library@version``)."""
+
+    created: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+
+
+@dataclass
+class RunReport:
+    """One version's run as a fleet started it: ``mode`` (``full`` or ``refresh``), ``where`` (``local`` or a
+    Scrapyd node), ``outcome`` (the run's, once it ended; ``scheduled`` for a Scrapyd job; ``not started``), the
+    run's ``counts`` and ``message``."""
+
+    label: str
+    mode: str
+    where: str
+    outcome: str
+    message: str = ""
+    counts: dict[str, Any] = field(default_factory=dict)
+    crawl_run_id: int | None = None
+    exit_code: int | None = None
+
+    def line(self) -> str:
+        c = self.counts
+        if self.outcome in ("scheduled", "not started"):
+            detail = f": {self.message}" if self.message else ""
+            return f"{self.label}: {self.mode} {self.outcome} ({self.where}){detail}"
+        done = "indexed" if self.mode == "full" else "refreshed"
+        counts = (
+            f"{c.get('new', 0)} new, {c.get('modified', 0)} modified, {c.get('unchanged', 0)} unchanged, "
+            f"{c.get('deleted', 0)} deleted, {c.get('failed', 0)} failed"
+        )
+        if c.get("skipped/fresh"):
+            counts += f", {c['skipped/fresh']} not requested (fresh)"
+        took = f" in {c['elapsed_seconds']:.1f} s" if c.get("elapsed_seconds") is not None else ""
+        tail = f": {self.message}" if self.message and self.outcome not in ("complete",) else ""
+        return f"{self.label}: {done}: {counts}{took} ({self.outcome}){tail}"
+
+
+class Fleet:
+    """The fleet of the database at ``dsn``. ``jobs``: local runs at once; ``scrapyd``: Scrapyd URLs to run on
+    instead; ``who``: this scheduler's name in claims; ``env``: the environment of local runs (this process's by
+    default); ``log_dir``: where local runs log (``RUN.log``)."""
+
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        jobs: int = 2,
+        scrapyd: Iterable[str] = (),
+        who: str | None = None,
+        lease: timedelta = DEFAULT_LEASE,
+        env: dict[str, str] | None = None,
+        log_dir: Path | None = None,
+        retry: store.RetryPolicy | None = None,
+    ) -> None:
+        self.dsn = dsn
+        self.jobs = max(1, jobs)
+        self.nodes = [ScrapydNode(url) for url in scrapyd]
+        self.who = who or f"{socket.gethostname()}:{os.getpid()}"
+        self.lease = lease
+        self.env = dict(env if env is not None else os.environ)
+        self.log_dir = log_dir or Path(self.env.get("DOCSBOT_DATA_DIR", ".")).expanduser() / "fleet-runs"
+        self.retry = retry or store.RetryPolicy()
+
+    def _connect(self) -> Any:
+        return store.connect(self.dsn, retry=self.retry)
+
+    # --- the libraries file ---
+
+    def declare(self, entries: list[LibraryEntry], source: str) -> SyncPlan:
+        """Write the file's entries to the database (each version with its root URL, interval and run arguments)
+        and tell which versions it declared before and declares no more (nothing is deleted here)."""
+        plan = SyncPlan()
+        with self._connect() as conn:
+            store.migrate(conn)
+            for entry in entries:
+                settings = {"max_depth": None, "max_pages": None, "prune": "none", "render": "none"}
+                for name in ("max_depth", "max_pages"):
+                    if name in entry.args:
+                        settings[name] = int(entry.args[name])
+                for name in ("prune", "render"):
+                    if name in entry.args:
+                        settings[name] = entry.args[name]
+                settings["freshness"] = entry.freshness
+                run_args = {"args": {**entry.args, **({"freshness": entry.freshness} if entry.freshness != "validators"
+                                                      else {})}, "settings": entry.settings()}  # fmt: skip
+                _, created = fleet_store.declare_version(
+                    conn, entry.name, entry.version, entry.url, settings, entry.refresh, source, run_args
+                )
+                (plan.created if created else plan.updated).append(entry.label)
+            declared = {entry.label for entry in entries}
+            for row in fleet_store.declared_versions(conn, source):
+                label = store.version_label(row["library"], row["version"])
+                if label not in declared:
+                    plan.removed.append(label)
+        return plan
+
+    def remove(self, labels: list[str]) -> list[str]:
+        """Delete these versions (``library@version``) with their pages, chunks and runs, each in one transaction,
+        unless a run of it holds its lock (then it is kept and named in the returned problems)."""
+        problems = []
+        with self._connect() as conn:
+            for label in labels:
+                library, _, version = label.partition("@")
+                found = store.find_version(conn, library, version)
+                if found is None:
+                    continue
+                try:
+                    lock = store.lock_version(self.dsn, found)
+                except store.DatabaseError as exc:
+                    problems.append(f"{label} kept: {exc}")
+                    continue
+                try:
+                    store.delete_version(conn, library, version)
+                finally:
+                    lock.close()
+        return problems
+
+    # --- due runs ---
+
+    def claim(self, limit: int, version_ids: list[int] | None = None) -> list[fleet_store.DueVersion]:
+        with self._connect() as conn:
+            return fleet_store.claim_due(conn, self.who, limit=limit, lease=self.lease, version_ids=version_ids)
+
+    def run_due(self, version_ids: list[int] | None = None) -> list[RunReport]:
+        """Claim every due version (of ``version_ids``) and run it: on Scrapyd nodes (scheduled, not awaited) or
+        locally, ``jobs`` at a time, waiting until each has ended. Returns one report per version claimed."""
+        reports: list[RunReport] = []
+        if self.nodes:
+            while due := self.claim(50, version_ids):
+                reports += [self._schedule(version) for version in due]
+            return reports
+        running: list[tuple[fleet_store.DueVersion, _Local]] = []
+        while True:
+            for version, local in list(running):
+                if local.process.poll() is not None:
+                    running.remove((version, local))
+                    reports.append(self._finished(version, local))
+            free = self.jobs - len(running)
+            due = self.claim(free, version_ids) if free > 0 else []
+            for version in due:
+                local = self._start(version)
+                if isinstance(local, RunReport):
+                    reports.append(local)
+                else:
+                    running.append((version, local))
+            if not running and not due:
+                return reports
+            time.sleep(0.5)
+
+    # --- local runs ---
+
+    @staticmethod
+    def _arguments(version: fleet_store.DueVersion) -> tuple[str, dict[str, str], dict[str, str]]:
+        """``(mode, spider arguments, settings)`` of the version's run: a full index of a version never indexed,
+        else a refresh; with the arguments and settings its libraries file gave."""
+        mode = "refresh" if version.indexed else "full"
+        args = {"library": version.library, "version": version.name, "mode": mode}
+        if mode == "full":
+            args["url"] = version.root_url
+        args.update({k: str(v) for k, v in (version.run_args.get("args") or {}).items()})
+        settings = {k: str(v) for k, v in (version.run_args.get("settings") or {}).items()}
+        return mode, args, settings
+
+    def _command(self, version: fleet_store.DueVersion) -> tuple[list[str], str]:
+        mode, args, settings = self._arguments(version)
+        cmd = [sys.executable, "-m", "scrapy", "crawl", "docs"]
+        for key, value in args.items():
+            cmd += ["-a", f"{key}={value}"]
+        for key, value in settings.items():
+            cmd += ["-s", f"{key}={value}"]
+        return cmd, mode
+
+    def _start(self, version: fleet_store.DueVersion) -> _Local | RunReport:
+        label = store.version_label(version.library, version.name)
+        cmd, mode = self._command(version)
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        log = self.log_dir / f"{label.replace('/', '_')}-{uuid.uuid4().hex[:8]}.log"
+        env = {**self.env, "SCRAPY_SETTINGS_MODULE": "docsbot.settings", "DATABASE_URL": self.dsn}
+        with self._connect() as conn:
+            since = store.database_now(conn)
+        try:
+            with log.open("wb") as out:
+                process = subprocess.Popen(
+                    cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True
+                )
+        except OSError as exc:
+            with self._connect() as conn:
+                fleet_store.release_claim(conn, version.id, f"the crawl could not start: {exc}")
+            return RunReport(label, mode, "local", "not started", str(exc))
+        logger.info("%s: %s started (process %d, log %s)", label, mode, process.pid, log)
+        return _Local(process, log, since, mode)
+
+    def _finished(self, version: fleet_store.DueVersion, local: _Local) -> RunReport:
+        label = store.version_label(version.library, version.name)
+        code = local.process.returncode
+        with self._connect() as conn:
+            run_id = store.first_run_since(conn, version.id, local.mode, local.since)
+            row = store.crawl_run(conn, run_id) if run_id is not None else None
+            if row is None or row["finished_at"] is None:
+                # It never recorded its end (it could not start, or died): give the claim back with a backoff.
+                reason = f"the crawl exited with code {code} without recording its end: " + (
+                    log_tail(local.log, 1) or "no output"
+                )
+                fleet_store.release_claim(conn, version.id, reason)
+                return RunReport(label, local.mode, "local", "failed", reason, exit_code=code)
+        stats = row["stats"] or {}
+        return RunReport(
+            label,
+            local.mode,
+            "local",
+            row["outcome"] or "failed",
+            row.get("outcome_reason") or "",
+            stats,
+            row["id"],
+            code,
+        )
+
+    # --- Scrapyd ---
+
+    def _pick_node(self) -> ScrapydNode:
+        """The node with the fewest running and pending jobs (``daemonstatus.json``); nodes that do not answer are
+        passed over. Raises :class:`Upstream` when none answers."""
+        best, best_load, errors = None, None, []
+        for node in self.nodes:
+            try:
+                status = node.daemonstatus()
+            except Upstream as exc:
+                errors.append(str(exc))
+                continue
+            load = int(status.get("running", 0)) + int(status.get("pending", 0))
+            if best_load is None or load < best_load:
+                best, best_load = node, load
+        if best is None:
+            raise Upstream("no Scrapyd node answered: " + "; ".join(errors))
+        return best
+
+    def _schedule(self, version: fleet_store.DueVersion) -> RunReport:
+        label = store.version_label(version.library, version.name)
+        mode, args, settings = self._arguments(version)
+        try:
+            node = self._pick_node()
+            job = node.schedule("docs", args, settings=settings)
+        except Upstream as exc:
+            with self._connect() as conn:
+                fleet_store.release_claim(conn, version.id, str(exc))
+            return RunReport(label, mode, "scrapyd", "not started", str(exc))
+        logger.info("%s: %s scheduled on %s as job %s", label, mode, node.url, job)
+        return RunReport(label, mode, node.url, "scheduled", f"job {job}")
+
+
+@dataclass
+class _Local:
+    process: subprocess.Popen
+    log: Path
+    since: Any
+    mode: str
+
+
+class Scheduler:
+    """``docsbot scheduler``: every ``interval`` seconds, claim the versions that are due and run them (see
+    :meth:`Fleet.run_due`: on Scrapyd nodes, or locally ``jobs`` at a time). Runs until :meth:`stop`."""
+
+    def __init__(self, fleet: Fleet, interval: float = 60.0) -> None:
+        self.fleet = fleet
+        self.interval = interval
+        self._stopping = False
+
+    def stop(self) -> None:
+        self._stopping = True
+
+    def run(self, ticks: int | None = None) -> list[RunReport]:
+        """Tick until stopped (or ``ticks`` times); returns every report."""
+        reports: list[RunReport] = []
+        count = 0
+        while not self._stopping and (ticks is None or count < ticks):
+            count += 1
+            try:
+                done = self.fleet.run_due()
+            except store.DatabaseError as exc:
+                logger.warning("scheduler tick: %s; next tick in %.0f s", exc, self.interval)
+                done = []
+            for report in done:
+                logger.info("%s", report.line())
+            reports += done
+            deadline = time.monotonic() + self.interval
+            while not self._stopping and time.monotonic() < deadline and (ticks is None or count < ticks):
+                time.sleep(min(1.0, self.interval))
+        return reports

@@ -1,0 +1,187 @@
+"""Fleets: the libraries file (every error names the entry and the field, before anything runs), `docsbot sync`
+against real sites (new versions indexed, due ones refreshed, the others not requested, removed entries reported or
+pruned, a failing site retried with backoff), and atomic claims of due versions by concurrent schedulers."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+from datetime import timedelta
+
+import pytest
+
+from docsbot import store
+from docsbot.libraries import LibrariesFileError, parse
+from docsbot.store import fleet as fleet_store
+from tests.conftest import ROOT, build_site, docsbot_env
+from tests.docsite import DocSiteServer
+
+GOOD = """
+[defaults]
+refresh = "1d"
+
+[[library]]
+name = "python"
+version = "3.11"
+url = "https://docs.python.org/3.11/index.html"
+max_depth = 4
+gone_statuses = [403, 404, 410]
+
+[[library]]
+name = "flask"
+url = "https://flask.palletsprojects.com/en/stable/"
+refresh = "12h"
+freshness = "http"
+prune = "orphans"
+"""
+
+
+def test_a_libraries_file_gives_validated_entries_with_their_run_arguments():
+    python, flask = parse(GOOD)
+    assert (python.label, python.refresh, python.args) == ("python@3.11", timedelta(days=1), {"max_depth": "4"})
+    assert python.settings() == {"DOCSBOT_GONE_STATUSES": "403,404,410"}
+    assert python.spider_args("full") == {
+        "library": "python", "version": "3.11", "mode": "full", "max_depth": "4",
+        "url": "https://docs.python.org/3.11/index.html",
+    }  # fmt: skip
+    assert (flask.label, flask.refresh, flask.freshness) == ("flask", timedelta(hours=12), "http")
+    assert flask.spider_args("refresh")["freshness"] == "http" and "url" not in flask.spider_args("refresh")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[[library]\nname=", "not valid TOML"),
+        ("[libraries]\n", "unknown table libraries"),
+        ('[[library]]\nversion = "1"\nurl = "https://x.org/"', "[[library]] #1: name: required"),
+        ('[[library]]\nname = "x"', "[[library]] #1 (x): url: required"),
+        ('[[library]]\nname = "x"\nurl = "https://x.org/"\nmax_depth = "deep"', "(x): max_depth: must be an integer"),
+        ('[[library]]\nname = "x"\nurl = "https://x.org/"\nrefresh = "weekly"', "(x): refresh: a duration"),
+        ('[[library]]\nname = "x"\nurl = "https://x.org/"\ncolour = "red"', "(x): unknown field colour"),
+        ('[[library]]\nname = "x"\nurl = "not a url"', "(x): url:"),
+        ('[[library]]\nname = "x"\nurl = "https://x.org/"\nfreshness = "always"', "(x): freshness: one of"),
+        ('[[library]]\nname = "x"\nurl = "https://x.org/"\ngone_statuses = [500]', "(x): gone_statuses:"),
+        (
+            '[[library]]\nname = "x"\nurl = "https://x.org/"\n[[library]]\nname = "x"\nurl = "https://y.org/"',
+            "[[library]] #2 (x) repeats [[library]] #1",
+        ),
+        ('[defaults]\nurl = "https://x.org/"', "[defaults]: unknown field url"),
+    ],
+)
+def test_a_bad_file_or_entry_is_an_error_naming_the_entry_and_field(text, message):
+    with pytest.raises(LibrariesFileError) as error:
+        parse(text, "libs.toml")
+    assert message in str(error.value) and str(error.value).startswith("libs.toml")
+
+
+# --- docsbot sync against real sites ------------------------------------------------------------------------------
+
+
+def sync(database_url, tmp_path, *args: str):
+    env = docsbot_env(database_url, tmp_path)
+    return subprocess.run(
+        [sys.executable, "-m", "docsbot.cli", "sync", *args], cwd=ROOT, env=env, capture_output=True, text=True,
+        timeout=600,
+    )  # fmt: skip
+
+
+def page_hits(site) -> list[str]:
+    return [h.path for h in site.hits if h.path.endswith(".html")]
+
+
+def test_sync_indexes_new_entries_refreshes_due_ones_and_leaves_the_others_alone(database_url, db, tmp_path):
+    with DocSiteServer(build_site()) as one, DocSiteServer(build_site()) as two:
+        libraries = tmp_path / "libraries.toml"
+        libraries.write_text(
+            f'[[library]]\nname = "one"\nversion = "1.0"\nurl = "{one.url}/docs/index.html"\nrefresh = "1d"\n'
+            f'[[library]]\nname = "two"\nurl = "{two.url}/docs/index.html"\nrefresh = "2d"\nmax_depth = 1\n'
+        )
+        first = sync(database_url, tmp_path, str(libraries))
+        assert first.returncode == 0, first.stdout + first.stderr[-3000:]
+        assert "one@1.0: indexed: 5 new, 0 modified, 0 unchanged, 0 deleted, 0 failed" in first.stdout
+        assert "two: indexed: 3 new" in first.stdout  # max_depth = 1: index, guide, api
+        assert "2 versions: 2 indexed, 0 failed" in first.stdout
+        due = dict(db.execute(
+            "SELECT l.name, v.next_due_at - (SELECT max(finished_at) FROM crawl_runs r WHERE r.version_id = v.id) "
+            "FROM versions v JOIN libraries l ON l.id = v.library_id"
+        ).fetchall())  # fmt: skip
+        assert timedelta(hours=23, minutes=59) < due["one"] <= timedelta(days=1)
+        assert timedelta(days=1, hours=23, minutes=59) < due["two"] <= timedelta(days=2)
+
+        one.site.hits.clear()
+        two.site.hits.clear()
+        again = sync(database_url, tmp_path, str(libraries))
+        assert again.returncode == 0 and "one@1.0: not due (next " in again.stdout and "two: not due" in again.stdout
+        assert page_hits(one.site) == page_hits(two.site) == []  # nothing requested
+
+        db.execute("UPDATE versions SET next_due_at = now() - interval '1 minute' WHERE name = '1.0'")
+        due_only = sync(database_url, tmp_path, "--due")
+        assert "one@1.0: refreshed: 0 new, 0 modified, 5 unchanged" in due_only.stdout, due_only.stdout
+        assert {h.status for h in one.site.hits if h.path.endswith(".html")} == {304}
+        assert page_hits(two.site) == []  # two was not due
+
+        # an entry removed from the file is reported, and deleted only with --prune
+        libraries.write_text(
+            f'[[library]]\nname = "one"\nversion = "1.0"\nurl = "{one.url}/docs/index.html"\nrefresh = "1d"\n'
+        )
+        kept = sync(database_url, tmp_path, str(libraries))
+        assert "no longer in" in kept.stdout and "two" in kept.stdout
+        assert db.execute("SELECT count(*) FROM versions").fetchone()[0] == 2
+        pruned = sync(database_url, tmp_path, str(libraries), "--prune")
+        assert pruned.returncode == 0 and "removed (no longer in" in pruned.stdout
+        assert [r[0] for r in db.execute("SELECT l.name FROM versions v JOIN libraries l ON l.id = v.library_id")] == [
+            "one"
+        ]
+
+
+def test_a_bad_file_runs_nothing_and_a_failing_site_is_retried_with_backoff(database_url, db, tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[library]]\nname = "x"\nurl = "http://127.0.0.1:9/"\nmax_pages = 0\n')
+    refused = sync(database_url, tmp_path, str(bad))
+    assert refused.returncode == 2 and "[[library]] #1 (x): max_pages: must be >= 1" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    with DocSiteServer(build_site()) as site:
+        site.site.failing["/docs/index.html"] = 500
+        libraries = tmp_path / "libraries.toml"
+        libraries.write_text(f'[[library]]\nname = "down"\nurl = "{site.url}/docs/index.html"\nrefresh = "1d"\n')
+        failed = sync(database_url, tmp_path, str(libraries))
+        assert failed.returncode == 3, failed.stdout + failed.stderr[-2000:]
+        assert "down: indexed:" in failed.stdout and "(failed)" in failed.stdout
+        failures, error, wait = db.execute(
+            "SELECT failures, last_error, next_due_at - now() FROM versions"
+        ).fetchone()  # fmt: skip
+        assert failures == 1 and "root" in error and timedelta(minutes=4) < wait <= timedelta(minutes=5)
+        db.execute("UPDATE versions SET next_due_at = now()")
+        del site.site.failing["/docs/index.html"]
+        recovered = sync(database_url, tmp_path, str(libraries))
+        assert recovered.returncode == 0 and "down: indexed: 5 new" in recovered.stdout
+        assert db.execute("SELECT failures, last_error FROM versions").fetchone() == (0, None)
+
+
+def test_concurrent_claims_never_take_one_version_twice(database_url):
+    with store.connect(database_url, autocommit=True) as conn:
+        store.migrate(conn)
+        for i in range(40):
+            fleet_store.declare_version(conn, f"lib{i}", "", f"https://x{i}.org/", {}, timedelta(days=1), "f")
+    claimed: list[list[int]] = []
+
+    def scheduler(name: str) -> None:
+        with store.connect(database_url, autocommit=True) as conn:
+            mine = []
+            while due := fleet_store.claim_due(conn, name, limit=3, lease=timedelta(hours=1)):
+                mine += [v.id for v in due]
+            claimed.append(mine)
+
+    threads = [threading.Thread(target=scheduler, args=(f"s{i}",)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    everything = [vid for mine in claimed for vid in mine]
+    assert len(everything) == len(set(everything)) == 40  # every due version claimed, none twice
+    with store.connect(database_url) as conn:
+        assert fleet_store.claim_due(conn, "late", limit=10, lease=timedelta(hours=1)) == []  # leased
+        conn.execute("UPDATE versions SET claimed_until = now() - interval '1 second'")
+        conn.commit()
+        assert len(fleet_store.claim_due(conn, "late", limit=100, lease=timedelta(hours=1))) == 40  # expired leases
