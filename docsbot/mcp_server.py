@@ -8,7 +8,9 @@ connection pool warm. Its tools, over stdio (what desktop clients launch) or Str
 - ``get_page(url, section=None)``: a page's stored Markdown, or one section of it by anchor; no network request;
 - ``get_changes(library, version=None, since=None, diffs=False)``: what the library's refreshes changed;
 - ``diff_versions(library, old_version, new_version)``: names added, removed and changed between two versions;
-- ``refresh_library(library, version=None)`` and ``get_run(run_id)``: only with ``--allow-refresh``. A refresh is
+- ``refresh_library(library, version=None)``, ``get_run(run_id)``, ``index_library(url, library, version, refresh)``,
+  ``remove_library(library, version)``, ``list_runs(library, version, limit)`` and ``cancel_run(run_id)``: only with
+  ``--allow-refresh`` (writes allowed). A refresh is
   ``scrapy crawl docs -a mode=refresh`` started as a child process, or a job scheduled on Scrapyd when
   ``SCRAPYD_URL`` is set: there is one refresh path.
 
@@ -46,12 +48,15 @@ from docsbot.embedding import load_embedder
 from docsbot.errors import DocsbotError
 from docsbot.service import (
     MAX_QUERY_CHARS,
+    CancelResult,
     ChangesResult,
     DocsIndex,
     ListLibrariesResult,
     PageResult,
     RefreshResult,
+    RemoveResult,
     RunInfo,
+    RunList,
     SearchDocsResult,
     ServiceError,
     VersionDiff,
@@ -68,7 +73,7 @@ logger = logging.getLogger("docsbot.mcp")
 TOKEN_ENV = "DOCSBOT_MCP_TOKEN"
 MAX_URL_CHARS = 2048
 MAX_NAME_CHARS = 200
-REFRESH_TOOLS = ("refresh_library", "get_run")
+WRITE_TOOLS = ("refresh_library", "get_run", "index_library", "remove_library", "list_runs", "cancel_run")
 
 
 # --- The MCP server ----------------------------------------------------------------------------------------------
@@ -205,12 +210,50 @@ def build_server(index: DocsIndex, token: str | None = None, base_url: str = "ht
             counts (unchanged, modified, new, deleted, failed pages; chunks embedded) and times."""
             return await _call(index.run, run_id)
 
+        @_tool(server, ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=True))
+        async def index_library(
+            url: Annotated[str, Field(min_length=1, max_length=MAX_URL_CHARS, description="the docs' root URL")],
+            library: Annotated[Name, Field(description="its name; default: the URL's host")] = None,
+            version: Annotated[str, Field(max_length=MAX_NAME_CHARS, description="e.g. 3.11; '' for none")] = "",
+            refresh: Annotated[
+                str | None, Field(max_length=16, description="refresh it on this schedule: 1d, 12h, 2w; default never")
+            ] = None,
+        ) -> RefreshResult:
+            """Index a new library version from its docs' root URL (only pages under that URL's directory are
+            crawled). Returns at once with a run_id; poll get_run. Optionally keep it fresh on a schedule."""
+            return await _call(index.index, url, library, version, refresh)
+
+        @_tool(server, ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False))
+        async def remove_library(
+            library: Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS)],
+            version: Annotated[Name, Field(description="one version; default: every version of the library")] = None,
+        ) -> RemoveResult:
+            """Delete an indexed library version (or every version of the library) with all its pages. Refused
+            while a run of it is in progress."""
+            return await _call(index.remove, library, version)
+
+        @_tool(server, _READ_ONLY)
+        async def list_runs(
+            library: Annotated[Name, Field(description="only this library's runs")] = None,
+            version: Annotated[Name, Field(description="only this version's")] = None,
+            limit: Annotated[int, Field(ge=1, le=200)] = 20,
+        ) -> RunList:
+            """The latest index and refresh runs, newest first: state, outcome, counts, times."""
+            return await _call(index.runs, library, version, limit)
+
+        @_tool(server, ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False))
+        async def cancel_run(
+            run_id: Annotated[str, Field(min_length=1, max_length=64, description="a run_id this server started")],
+        ) -> CancelResult:
+            """Stop a run this server started. Pages it stored stay stored; it deletes nothing."""
+            return await _call(index.cancel, run_id)
+
     return server
 
 
 async def _refuse_refresh_tools(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
     """On a read-only server, a call of a refresh tool gets an explicit tool error, not "unknown tool"."""
-    if ctx.method == "tools/call" and (ctx.params or {}).get("name") in REFRESH_TOOLS:
+    if ctx.method == "tools/call" and (ctx.params or {}).get("name") in WRITE_TOOLS:
         name = ctx.params["name"]
         text = f"{name} is disabled: this server is read-only (start it with `docsbot mcp --allow-refresh`)"
         return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)

@@ -172,6 +172,10 @@ DOCSBOT_GONE_STATUSES = [
 ]
 HTTPERROR_ALLOWED_CODES = DOCSBOT_GONE_STATUSES
 
+# A site's llms.txt (https://llmstxt.org), in the root URL's directory and at the host's root, seeds the crawl with
+# the pages it lists, as a sitemap does; 0 asks for none (each missing llms.txt costs a 404 per run).
+DOCSBOT_LLMS_TXT = os.environ.get("DOCSBOT_LLMS_TXT", "1") not in ("0", "false", "no", "")
+
 # --- What changed (docsbot/changes.py) ----------------------------------------------------------------------
 # How long a run's change log rows (page_changes: pages added, modified with their sections and a diff, deleted,
 # moved) are kept: a duration (90d, 12w); 0 records none.

@@ -16,6 +16,7 @@ The spider's arguments are :class:`docsbot.arguments.CrawlArguments`.
 from __future__ import annotations
 
 import logging
+import re
 import typing
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -58,6 +59,7 @@ if TYPE_CHECKING:
     from docsbot.run import IndexContext
 
 logger = logging.getLogger(__name__)
+_MARKDOWN_LINK = re.compile(r"\[[^\]\n]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 
 
 class DocsSpider(scrapy.Spider):
@@ -100,6 +102,8 @@ class DocsSpider(scrapy.Spider):
         elif sitemap is None:  # the sitemaps robots.txt names, if any
             async for request in self._robots_sitemaps():
                 yield request
+        for request in self._llms_txt_requests():
+            yield request
         # Seeds in depth order; each page is requested once (the root included) by whichever request comes first.
         # Scrapy reads start() ahead into the scheduler whenever the downloader is full; a seed waits for the
         # scheduler to run dry instead (Scrapy's "lazy start requests"), so that a refresh of N stored pages holds
@@ -286,6 +290,31 @@ class DocsSpider(scrapy.Spider):
                 continue
             if urlsplit(url).netloc == self.context.scope.netloc:
                 yield scrapy.Request(url, callback=self.parse_sitemap, dont_filter=True)
+
+    def _llms_txt_requests(self) -> Iterator[scrapy.Request]:
+        """The site's ``llms.txt`` (https://llmstxt.org: a Markdown list of the pages that matter): the one in the
+        root URL's directory, and the host's ``/llms.txt`` when that is another file. A missing one costs one 404;
+        ``DOCSBOT_LLMS_TXT=0`` asks for none."""
+        if not self.settings.getbool("DOCSBOT_LLMS_TXT", True):
+            return
+        root = self.context.ledger.root_url
+        candidates = [canonical_url("llms.txt", root), canonical_url("/llms.txt", root)]
+        for url in dict.fromkeys(candidates):
+            yield scrapy.Request(url, callback=self.parse_llms_txt, errback=lambda _: None, dont_filter=True)
+
+    def parse_llms_txt(self, response: scrapy.http.Response) -> Iterator[scrapy.Request]:
+        """The Markdown links of an ``llms.txt`` inside the scope become seeds, as a sitemap's entries do (an HTML
+        page at that URL, a site's fallback page, is not an llms.txt)."""
+        if response.status != 200 or isinstance(response, HtmlResponse) or not hasattr(response, "text"):
+            return
+        links = []
+        for target in _MARKDOWN_LINK.findall(response.text):
+            try:
+                links.append(canonical_url(target, response.url))
+            except InvalidURL:
+                continue
+        self.crawler.stats.inc_value("docsbot/llms_txt/links", len(links))
+        yield from self._requests(links, 0)
 
     def parse_sitemap(self, response: scrapy.http.Response) -> Iterator[scrapy.Request]:
         """Sitemap URLs inside the scope become seeds (and count as reachable); ``<lastmod>`` is not trusted:

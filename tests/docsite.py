@@ -79,7 +79,7 @@ class DocSite:
     def statuses(self) -> dict[str, list[int]]:
         out: dict[str, list[int]] = {}
         for h in self.hits:
-            if h.path != "/robots.txt":
+            if not h.path.endswith(("/robots.txt", "/llms.txt")):  # the site's own files, not pages
                 out.setdefault(h.path, []).append(h.status)
         return out
 

@@ -358,3 +358,23 @@ def test_chunk_tokens_caps_the_chunk_size(crawl, docsite, db):
     ]
     assert max(default) > 80 and max(small) <= 80  # 20 tokens × 4 characters
     assert len(small) > len(default)
+
+
+def test_a_page_only_llms_txt_lists_is_indexed_and_a_missing_llms_txt_costs_one_request(crawl, docsite, db):
+    """llms.txt (https://llmstxt.org) seeds the crawl like a sitemap: its in-scope Markdown links are requested
+    (and count as reachable); links out of scope are not; a site without one answers a 404 and nothing else."""
+    site = docsite.site
+    site.put("/docs/hidden.html", html_page("Hidden", "<p>Only llms.txt links this page.</p>"))
+    site.put(
+        "/docs/llms.txt",
+        "# Test Docs\n\n> What matters.\n\n## Docs\n\n- [Hidden](hidden.html): a page no page links\n"
+        "- [Elsewhere](https://elsewhere.example/x.html)\n",
+        "text/plain; charset=utf-8",
+    )
+    index(crawl, docsite)
+    assert "/docs/hidden.html" in pages(db)
+    assert last_run(db)["llms_txt/links"] == 2
+    assert [h.status for h in site.hits if h.path.endswith("llms.txt")] == [200, 404]  # the docs' and the host's
+    assert not any("elsewhere" in h.path for h in site.hits)
+    refresh(crawl)
+    assert "/docs/hidden.html" in pages(db)  # still reachable: not an orphan

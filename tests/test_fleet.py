@@ -185,3 +185,84 @@ def test_concurrent_claims_never_take_one_version_twice(database_url):
         conn.execute("UPDATE versions SET claimed_until = now() - interval '1 second'")
         conn.commit()
         assert len(fleet_store.claim_due(conn, "late", limit=100, lease=timedelta(hours=1))) == 40  # expired leases
+
+
+# --- agents: the fleet tools over MCP, loose versions ---------------------------------------------------------------
+
+
+def test_agents_index_follow_list_cancel_and_remove_through_mcp(database_url, db, tmp_path):
+    import anyio
+
+    from tests.test_mcp import answer, error, stdio_session
+
+    env = docsbot_env(database_url, tmp_path)
+    with DocSiteServer(build_site()) as site, DocSiteServer(build_site()) as slow:
+        slow.site.slow = {path: 2.0 for path in slow.site.pages}
+
+        async def main() -> None:
+            async with stdio_session(env, tmp_path / "mcp.log", "--allow-refresh") as session:
+                started = answer(await session.call_tool(
+                    "index_library",
+                    {"url": f"{site.url}/docs/index.html", "library": "lib", "version": "2.1", "refresh": "1d"},
+                ))  # fmt: skip
+                assert started["started"] and started["version"] == "2.1"
+                for _ in range(600):
+                    run = answer(await session.call_tool("get_run", {"run_id": started["run_id"]}))
+                    if run["state"] not in ("starting", "running"):
+                        break
+                    await anyio.sleep(0.2)
+                assert (run["state"], run["outcome"], run["mode"]) == ("finished", "complete", "full")
+                same = {"url": f"{site.url}/docs/index.html", "library": "lib", "version": "2.1"}
+                again = error(await session.call_tool("index_library", same))
+                assert "lib@2.1 is already indexed" in again
+                listed = answer(await session.call_tool("list_libraries", {}))["libraries"]
+                assert [(v["version"], v["refresh_interval"]) for v in listed] == [("2.1", "1d")]
+                assert listed[0]["next_due"] is not None
+                # a loose version resolves to the newest matching one, and says which
+                found = answer(await session.call_tool("search_docs", {"query": "install", "library": "lib",
+                                                                       "version": "2.x"}))  # fmt: skip
+                assert found["results"] and {r["version"] for r in found["results"]} == {"2.1"}
+                latest = answer(await session.call_tool("get_changes", {"library": "lib", "version": "latest"}))
+                assert latest["version"] == "2.1" and latest["counts"] == {"added": 5}
+
+                # a run that takes long, cancelled: it ends failed (shutdown), its stored pages stay
+                slow_run = answer(await session.call_tool(
+                    "index_library", {"url": f"{slow.url}/docs/index.html", "library": "slow"}
+                ))  # fmt: skip
+                for _ in range(300):
+                    run = answer(await session.call_tool("get_run", {"run_id": slow_run["run_id"]}))
+                    if run["state"] == "running":
+                        break
+                    await anyio.sleep(0.2)
+                cancelled = answer(await session.call_tool("cancel_run", {"run_id": slow_run["run_id"]}))
+                assert cancelled["cancelled"], cancelled
+                for _ in range(300):
+                    run = answer(await session.call_tool("get_run", {"run_id": slow_run["run_id"]}))
+                    if run["state"] not in ("starting", "running"):
+                        break
+                    await anyio.sleep(0.2)
+                assert run["state"] == "failed" and run["finish_reason"] == "shutdown", run
+                runs = answer(await session.call_tool("list_runs", {}))["runs"]
+                assert [(r["library"], r["mode"], r["outcome"]) for r in runs] == [
+                    ("slow", "full", "failed"), ("lib", "full", "complete")
+                ]  # fmt: skip
+                removed = answer(await session.call_tool("remove_library", {"library": "slow"}))
+                assert [v["version"] for v in removed["removed"]] == ["slow"]
+
+        anyio.run(main)
+    assert [r[0] for r in db.execute("SELECT l.name FROM libraries l")] == ["lib"]
+
+
+def test_loose_versions_resolve_to_the_newest_match():
+    from docsbot.service.search import resolve_version, version_key
+    from docsbot.store import VersionRow
+
+    names = ["3.9", "3.10", "3.11rc1", "2.7"]
+    rows = [VersionRow(i, "py", name, "", {}, None, None) for i, name in enumerate(names)]
+    assert sorted(["3.10", "3.9", "3.11rc1", "3.11"], key=version_key) == ["3.9", "3.10", "3.11rc1", "3.11"]
+    assert resolve_version(rows, "latest").name == "3.11rc1"
+    assert resolve_version(rows, "3").name == "3.11rc1"
+    assert resolve_version(rows, "3.x").name == "3.11rc1"
+    assert resolve_version(rows, "3.1") is None  # 3.10 is not a 3.1 release
+    assert resolve_version(rows, "2.*").name == "2.7"
+    assert resolve_version(rows, "4") is None

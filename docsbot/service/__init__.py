@@ -20,6 +20,7 @@ _EXPORTS = {
     "docsbot.service.errors": ("Forbidden", "Invalid", "NotFound", "ServiceError", "Upstream"),
     "docsbot.service.index": ("DocsIndex", "parse_since"),
     "docsbot.service.models": (
+        "CancelResult",
         "ChangesResult",
         "LibraryVersion",
         "ListLibrariesResult",
@@ -29,6 +30,7 @@ _EXPORTS = {
         "RefreshResult",
         "RemoveResult",
         "RunInfo",
+        "RunList",
         "SearchDocsResult",
         "SearchHit",
         "SymbolRef",
@@ -42,6 +44,7 @@ if TYPE_CHECKING:
     from docsbot.service.errors import Forbidden, Invalid, NotFound, ServiceError, Upstream
     from docsbot.service.index import DocsIndex, parse_since
     from docsbot.service.models import (
+        CancelResult,
         ChangesResult,
         LibraryVersion,
         ListLibrariesResult,
@@ -51,6 +54,7 @@ if TYPE_CHECKING:
         RefreshResult,
         RemoveResult,
         RunInfo,
+        RunList,
         SearchDocsResult,
         SearchHit,
         SymbolRef,
@@ -68,6 +72,8 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "MAX_QUERY_CHARS",
+    "CancelResult",
+    "RunList",
     "ChangesResult",
     "PageChangeInfo",
     "SymbolRef",

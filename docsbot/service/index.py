@@ -14,12 +14,13 @@ import urllib.parse
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from docsbot import store
 from docsbot.arguments import parse_duration
 from docsbot.service.errors import Forbidden, Invalid, NotFound
 from docsbot.service.models import (
+    CancelResult,
     ChangesResult,
     LibraryVersion,
     ListLibrariesResult,
@@ -29,6 +30,7 @@ from docsbot.service.models import (
     RefreshResult,
     RemoveResult,
     RunInfo,
+    RunList,
     SearchDocsResult,
     SearchHit,
     SymbolRef,
@@ -76,6 +78,17 @@ def parse_since(value: str | None, now: datetime) -> datetime | None:
     except ValueError:
         raise Invalid(f"since= takes a duration (7d, 12h, 2w) or a date or time (2026-11-20); got {text!r}") from None
     return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+def _interval(value: Any) -> str | None:
+    """A refresh interval as people write it: ``7d``, ``12h``, ``30m`` (the largest unit that divides it)."""
+    if value is None:
+        return None
+    seconds = int(value.total_seconds())
+    for unit, size in (("w", 604800), ("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds and seconds % size == 0:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
 
 
 def _deep_link(url: str, anchor: str | None) -> str:
@@ -199,6 +212,8 @@ class DocsIndex:
                     last_changed=iso(row["last_changed"]),
                     last_refreshed=iso(row["last_refreshed"]),
                     refreshing=row["running"],
+                    refresh_interval=_interval(row["refresh_interval"]),
+                    next_due=iso(row["next_due_at"]),
                     last_run=infos[0] if infos else None,
                     recent_runs=infos[1:],
                 )
@@ -368,7 +383,7 @@ class DocsIndex:
             counts[change.kind] = counts.get(change.kind, 0) + 1
         return ChangesResult(
             library=library,
-            version=version,
+            version=versions[0].name if version is not None and len(versions) == 1 else version,
             since=iso(start),
             counts=counts,
             changes=listed,
@@ -463,6 +478,91 @@ class DocsIndex:
             message = self.launcher.start(launch)
             self._launches[launch.run_id] = launch
         return result(launch.run_id, True, message + "; follow it with its run_id", launch.scrapyd_job)
+
+    def index(
+        self, url: str, library: str | None = None, version: str = "", refresh: str | None = None
+    ) -> RefreshResult:
+        """Start a full index of the docs at ``url`` as ``library`` (default: the URL's host) ``version``; with
+        ``refresh`` (a duration: ``1d``, ``12h``), the version is then refreshed on that schedule (``docsbot
+        scheduler``). Returns at once. Raises :class:`Forbidden`, :class:`Invalid` (a bad URL or duration, or a
+        version that is already indexed: refresh it instead) and :class:`~docsbot.service.errors.Upstream`."""
+        self._require_writes("indexing")
+        from docsbot.arguments import CrawlArguments, SpiderArgumentError
+        from docsbot.store import fleet as fleet_store
+
+        try:
+            args = CrawlArguments.parse(url=url, library=library, version=version, mode="full")
+            interval = parse_duration(refresh) if refresh else None
+        except (SpiderArgumentError, ValueError) as exc:
+            raise Invalid(str(exc).replace("-a ", "")) from None
+        label = version_label(args.library, args.version)
+        with self._refresh_lock:
+            with self.connection() as conn:
+                store.migrate(conn)  # a write: the schema may be new (or behind) here
+                existing = store.find_version(conn, args.library, args.version)
+                if (
+                    existing is not None
+                    and conn.execute(
+                        "SELECT EXISTS (SELECT 1 FROM pages WHERE version_id = %s)", (existing.id,)
+                    ).fetchone()[0]
+                ):
+                    raise Invalid(f"{label} is already indexed (from {existing.root_url}); refresh it instead")
+                settings = {"max_depth": None, "max_pages": None, "prune": "none", "render": "none"}
+                fleet_store.declare_version(conn, args.library, args.version, args.url, settings, interval, "mcp")
+                target = store.find_version(conn, args.library, args.version)
+                since = store.database_now(conn)
+            launch = Launch(f"run-{uuid.uuid4().hex[:12]}", target, since, mode="full", url=args.url)
+            message = self.launcher.start(launch)
+            self._launches[launch.run_id] = launch
+        schedule = f"; then refreshed every {refresh}" if interval else ""
+        return RefreshResult(
+            run_id=launch.run_id,
+            library=target.library,
+            version=target.name,
+            started=True,
+            backend=self.launcher.backend,
+            scrapyd_job=launch.scrapyd_job,
+            message=message + schedule + "; follow it with its run_id",
+        )
+
+    def runs(self, library: str | None = None, version: str | None = None, limit: int = 20) -> RunList:
+        """The latest ``limit`` runs (of a library or version), newest first, running ones included."""
+        if not 1 <= limit <= 200:
+            raise Invalid(f"limit must be between 1 and 200, got {limit}")
+        versions = self.searcher.versions(library, version) if library else None
+        with self.connection() as conn:
+            rows = store.recent_runs(conn, [v.id for v in versions] if versions is not None else None, limit)
+            running = store.running_version_ids(conn)
+            latest = {row["version_id"]: row["id"] for row in reversed(rows)}
+        return RunList(
+            runs=[
+                run_info(str(row["id"]), row, running if latest.get(row["version_id"]) == row["id"] else set())
+                for row in rows
+            ]
+        )
+
+    def cancel(self, run_id: str) -> CancelResult:
+        """Stop a run this server started (a local crawl: SIGTERM; a Scrapyd job: ``cancel.json``). Pages it stored
+        stay stored and it deletes nothing. Raises :class:`Forbidden` and :class:`NotFound`; a run started
+        elsewhere is :class:`Invalid` (stop it where it runs)."""
+        self._require_writes("cancelling runs")
+        run_id = run_id.strip()
+        launch = self._launches.get(run_id)
+        if launch is None:
+            by_row = next((x for x in self._launches.values() if str(x.crawl_run_id) == run_id), None)
+            if by_row is None:
+                if run_id.isdigit():
+                    raise Invalid(
+                        f"run {run_id} was not started by this server: stop it where it runs (SIGTERM to its "
+                        "`scrapy crawl`, or Scrapyd's cancel.json)"
+                    )
+                raise NotFound(f"no run {run_id!r} started by this server")
+            launch = by_row
+        with self.connection() as conn:
+            state = self.launcher.state(launch, conn).state
+        if state not in ("starting", "running"):
+            return CancelResult(run_id=launch.run_id, cancelled=False, message=f"run {launch.run_id} is {state}")
+        return CancelResult(run_id=launch.run_id, cancelled=True, message=self.launcher.cancel(launch))
 
     def remove(self, library: str, version: str | None = None) -> RemoveResult:
         """Delete a library version (``version=None``: every version, and the library) with its pages, chunks and

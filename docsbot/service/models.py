@@ -12,7 +12,9 @@ __all__ = [
     "ListLibrariesResult",
     "PageResult",
     "PageSection",
+    "CancelResult",
     "RefreshResult",
+    "RunList",
     "RemoveResult",
     "RunInfo",
     "RunState",
@@ -90,6 +92,8 @@ class LibraryVersion(BaseModel):
     last_changed: str | None = Field(None, description="when the text of a page of it last changed")
     last_refreshed: str | None = Field(None, description="when its last refresh ended")
     refreshing: bool = Field(description="a run of this version is in progress now")
+    refresh_interval: str | None = Field(None, description="how often it is refreshed on schedule (None: by hand)")
+    next_due: str | None = Field(None, description="when its next scheduled refresh is due")
     last_run: RunInfo | None = None
     recent_runs: list[RunInfo] = Field(
         default_factory=list, description="the runs before last_run, newest first, when asked for (docsbot status)"
@@ -191,3 +195,13 @@ class VersionDiff(BaseModel):
     not_compared: int = Field(
         0, description="names in both whose text could not be compared (pages stored before docsbot recorded it)"
     )
+
+
+class RunList(BaseModel):
+    runs: list[RunInfo] = Field(description="newest first")
+
+
+class CancelResult(BaseModel):
+    run_id: str
+    cancelled: bool
+    message: str

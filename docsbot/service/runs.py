@@ -98,6 +98,8 @@ class Launch:
     log_path: Path | None = None
     scrapyd_job: str | None = None
     crawl_run_id: int | None = None
+    mode: str = "refresh"  # or "full": an index (with ``url``)
+    url: str | None = None
 
     @property
     def alive(self) -> bool:
@@ -122,25 +124,41 @@ class Launcher:
         return "scrapyd" if self.scrapyd is not None else "local"
 
     def start(self, launch: Launch) -> str:
-        """Start ``launch``'s refresh; returns a line saying where. Raises
-        :class:`~docsbot.service.errors.Upstream` when Scrapyd refuses or does not answer."""
+        """Start ``launch``'s run (a refresh, or a full index of ``launch.url``); returns a line saying where.
+        Raises :class:`~docsbot.service.errors.Upstream` when Scrapyd refuses or does not answer."""
         version = launch.version
         label = store.version_label(version.library, version.name)
+        args = {"library": version.library, "version": version.name, "mode": launch.mode}
+        if launch.mode == "full":
+            args["url"] = launch.url or version.root_url
+        what = "index" if launch.mode == "full" else "refresh"
         if self.scrapyd is not None:
-            launch.scrapyd_job = self.scrapyd.schedule(
-                "docs", {"library": version.library, "version": version.name, "mode": "refresh"}
-            )
-            return f"refresh of {label} scheduled on Scrapyd as job {launch.scrapyd_job}"
+            launch.scrapyd_job = self.scrapyd.schedule("docs", args)
+            return f"{what} of {label} scheduled on Scrapyd as job {launch.scrapyd_job}"
         self.log_dir.mkdir(parents=True, exist_ok=True)
         launch.log_path = self.log_dir / f"{launch.run_id}.log"
         env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "docsbot.settings", "DATABASE_URL": self.dsn}
-        cmd = [sys.executable, "-m", "scrapy", "crawl", "docs", "-a", f"library={version.library}"]
-        cmd += ["-a", f"version={version.name}", "-a", "mode=refresh"]
+        cmd = [sys.executable, "-m", "scrapy", "crawl", "docs"]
+        for key, value in args.items():
+            cmd += ["-a", f"{key}={value}"]
         with launch.log_path.open("wb") as log:
             launch.process = subprocess.Popen(
                 cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
             )
-        return f"refresh of {label} started (process {launch.process.pid})"
+        return f"{what} of {label} started (process {launch.process.pid})"
+
+    def cancel(self, launch: Launch) -> str:
+        """Stop ``launch``'s run: SIGTERM to a local crawl (Scrapy stops cleanly: pages stored stay stored, nothing
+        is deleted), ``cancel.json`` for a Scrapyd job (which sends the same). Returns what was done."""
+        if launch.process is not None:
+            if launch.process.poll() is not None:
+                return f"run {launch.run_id} had already ended"
+            launch.process.terminate()
+            return f"run {launch.run_id} stopped (SIGTERM to process {launch.process.pid}): pages stored stay stored"
+        if launch.scrapyd_job is not None and self.scrapyd is not None:
+            before = self.scrapyd.cancel(launch.scrapyd_job)
+            return f"Scrapyd job {launch.scrapyd_job} cancelled (it was {before})"
+        return f"run {launch.run_id} has nothing to stop"
 
     def state(self, launch: Launch, conn: psycopg.Connection) -> RunInfo:
         """What became of ``launch``: its ``crawl_runs`` row once the crawl recorded one (the first refresh of the
@@ -149,7 +167,7 @@ class Launcher:
         version = launch.version
         alive = launch.alive
         if launch.crawl_run_id is None:
-            launch.crawl_run_id = store.first_run_since(conn, version.id, "refresh", launch.since)
+            launch.crawl_run_id = store.first_run_since(conn, version.id, launch.mode, launch.since)
         row = store.crawl_run(conn, launch.crawl_run_id) if launch.crawl_run_id is not None else None
         if row is not None:
             running = store.running_version_ids(conn)
@@ -162,7 +180,7 @@ class Launcher:
             if info.state in ("failed", "interrupted"):
                 info.message = "\n".join(filter(None, [info.message, log_tail(launch.log_path)]))
             return info
-        base = {"run_id": launch.run_id, "library": version.library, "version": version.name, "mode": "refresh"}
+        base = {"run_id": launch.run_id, "library": version.library, "version": version.name, "mode": launch.mode}
         if launch.process is not None and not alive:
             return RunInfo(
                 **base,

@@ -8,6 +8,7 @@ Ranking itself (SQL) lives in :func:`docsbot.store.ranking.search`.
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +26,15 @@ if TYPE_CHECKING:
 
     from docsbot.embedding import Embedder
 
-__all__ = ["MAX_QUERY_CHARS", "BadQuery", "SearchResult", "Searcher", "UnknownLibrary"]
+__all__ = [
+    "MAX_QUERY_CHARS",
+    "BadQuery",
+    "SearchResult",
+    "Searcher",
+    "UnknownLibrary",
+    "resolve_version",
+    "version_key",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -120,13 +129,20 @@ class Searcher:
         return self._pool.connection()
 
     def versions(self, library: str | None = None, version: str | None = None) -> list[store.VersionRow]:
-        """Indexed versions matching ``library``/``version``; raises :class:`UnknownLibrary` if none does."""
+        """Indexed versions matching ``library``/``version``; raises :class:`UnknownLibrary` if none does.
+
+        A version is asked for exactly, or loosely (:func:`resolve_version`): ``latest`` is the library's newest
+        version, ``3`` or ``3.x`` its newest ``3.…`` one; the row returned names the version it resolved to."""
         with self._pool.connection() as conn:
             if not store.has_schema(conn):
                 raise UnknownLibrary("nothing is indexed yet; index a site with `scrapy crawl docs -a url=URL`")
             found = store.list_versions(conn, library, version)
             if found or (library is None and version is None):
                 return found
+            if library is not None and version is not None:
+                loose = resolve_version(store.list_versions(conn, library), version)
+                if loose is not None:
+                    return [loose]
             known = [version_label(v.library, v.name) for v in store.list_versions(conn)]
         wanted = version_label(library or "*", version) if version is not None else (library or "*")
         raise UnknownLibrary(f"{wanted} is not indexed; indexed: {', '.join(known) or 'nothing yet'}")
@@ -181,6 +197,32 @@ class Searcher:
             )
             for h in hits
         ]
+
+
+_PARTS = re.compile(r"(\d+)|(\D+)")
+
+
+def version_key(name: str) -> tuple:
+    """A version name as it sorts naturally: numbers as numbers (``3.10`` after ``3.9``), a release before its
+    pre-releases' letters (``2.0`` after ``2.0rc1``)."""
+    key: list[tuple[int, int | str]] = []
+    for number, text in _PARTS.findall(name):
+        key.append((1, int(number)) if number else (0, text))
+    return (*key, (2, ""))
+
+
+def resolve_version(candidates: list[store.VersionRow], wanted: str) -> store.VersionRow | None:
+    """The newest of ``candidates`` (one library's versions) that ``wanted`` names loosely: ``latest`` (or
+    ``stable``) for the newest; ``3``, ``3.x`` or ``3.*`` for the newest ``3`` or ``3.…``. ``None`` if none."""
+    wanted = wanted.strip().lower()
+    if wanted in ("latest", "stable", "newest"):
+        matching = list(candidates)
+    else:
+        prefix = re.sub(r"\.(x|\*)$", "", wanted)
+        if not prefix or not re.fullmatch(r"[\w.+-]+", prefix):
+            return None
+        matching = [v for v in candidates if v.name.lower() == prefix or v.name.lower().startswith(prefix + ".")]
+    return max(matching, key=lambda v: version_key(v.name), default=None)
 
 
 def _iso(value: Any) -> str | None:

@@ -38,6 +38,7 @@ from docsbot.store.runs import (
     first_run_since,
     latest_run_id,
     pages_written_since,
+    recent_runs,
     run_state,
     version_overview,
 )
@@ -86,6 +87,7 @@ __all__ = [
     "page_chunks",
     "page_freshness",
     "pages_written_since",
+    "recent_runs",
     "redact_dsn",
     "refresh_lexical_stats",
     "resolve_dsn",

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     import psycopg
 
 __all__ = [
+    "recent_runs",
     "crawl_run",
     "database_now",
     "first_run_since",
@@ -30,7 +31,8 @@ def version_overview(conn: psycopg.Connection, runs: int = 3) -> list[dict[str, 
     ``id, library, version, root_url, embedding_model, pages, chunks, vectors`` (chunks with a vector),
     ``last_updated`` (latest ``pages.updated_at``), ``last_changed`` (latest ``pages.content_changed_at``: when
     text of it last changed), ``last_refreshed`` (the end of its last finished refresh), ``running`` (a run holds
-    the version's lock now), ``runs`` (its last ``runs`` runs, newest first: ``id, mode, started_at, finished_at,
+    the version's lock now), ``refresh_interval, next_due_at, failures, last_error`` (its schedule, when a
+    libraries file declares it), ``runs`` (its last ``runs`` runs, newest first: ``id, mode, started_at, finished_at,
     stats, outcome, outcome_reason`` and ``state``, see :func:`run_state`) and ``embedding`` (its active embedding
     workers: ``workers``, ``rate`` in chunks per second, ``None`` when none works on it)."""
     running = running_version_ids(conn)
@@ -38,6 +40,7 @@ def version_overview(conn: psycopg.Connection, runs: int = 3) -> list[dict[str, 
         versions = cur.execute(
             """
             SELECT v.id, l.name AS library, v.name AS version, v.root_url, v.embedding_model,
+                   v.refresh_interval, v.next_due_at, v.failures, v.last_error,
                    counts.pages, counts.chunks, counts.vectors, counts.last_updated, counts.last_changed,
                    (SELECT max(r.finished_at) FROM crawl_runs r WHERE r.version_id = v.id AND r.mode = 'refresh'
                       AND r.finished_at IS NOT NULL) AS last_refreshed,
@@ -73,6 +76,24 @@ def version_overview(conn: psycopg.Connection, runs: int = 3) -> list[dict[str, 
         for i, run in enumerate(v["runs"]):
             run["state"] = run_state(run, running=v["running"] and i == 0)
     return versions
+
+
+def recent_runs(
+    conn: psycopg.Connection, version_ids: list[int] | None = None, limit: int = 20
+) -> list[dict[str, Any]]:
+    """The latest ``limit`` runs (of ``version_ids``, or of every version), newest first, as :func:`crawl_run`
+    gives each."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(
+            """
+            SELECT r.id, r.version_id, l.name AS library, v.name AS version, r.mode, r.started_at, r.finished_at,
+                   r.stats, r.outcome, r.outcome_reason
+            FROM crawl_runs r JOIN versions v ON v.id = r.version_id JOIN libraries l ON l.id = v.library_id
+            WHERE %(versions)s::bigint[] IS NULL OR r.version_id = ANY(%(versions)s)
+            ORDER BY r.started_at DESC, r.id DESC LIMIT %(limit)s
+            """,
+            {"versions": version_ids, "limit": limit},
+        ).fetchall()
 
 
 def run_state(run: dict[str, Any], *, running: bool) -> str:
