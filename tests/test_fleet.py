@@ -266,3 +266,91 @@ def test_loose_versions_resolve_to_the_newest_match():
     assert resolve_version(rows, "3.1") is None  # 3.10 is not a 3.1 release
     assert resolve_version(rows, "2.*").name == "2.7"
     assert resolve_version(rows, "4") is None
+
+
+# --- two schedulers, two Scrapyd nodes, one PostgreSQL ---------------------------------------------------------------
+
+
+@pytest.mark.model
+def test_two_schedulers_on_two_scrapyd_nodes_run_every_due_version_exactly_once_per_round(
+    docsite, db, database_url, tmp_path
+):
+    """Six versions declared by a libraries file; two `docsbot scheduler` processes claim due versions every second
+    and schedule them on two real Scrapyd daemons (each deployed with `scrapyd-deploy`, one job at a time). Every
+    version is run exactly once per round: a first round (full indexes), then, all made due again, a second
+    (refreshes); none is missed, none run twice, and the jobs are spread over both nodes."""
+    import os
+    import time
+
+    from tests.test_deploy import Scrapyd, _default_models_dir
+
+    node_env = {k: v for k, v in os.environ.items() if not k.startswith(("DOCSBOT_", "SCRAPY_", "PYTHON"))}
+    node_env.update(
+        DATABASE_URL=database_url,
+        DOCSBOT_DATA_DIR=str(tmp_path / "node-data"),
+        DOCSBOT_MODELS_DIR=os.environ.get("DOCSBOT_MODELS_DIR", _default_models_dir()),
+    )
+    nodes = []
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        nodes.append(Scrapyd(tmp_path / name, node_env))
+    schedulers: list[subprocess.Popen] = []
+    logs = []
+    try:
+        for node in nodes:
+            node.deploy()
+        names = [f"lib{i}" for i in range(6)]
+        libraries = tmp_path / "libraries.toml"
+        libraries.write_text(
+            "".join(
+                f'[[library]]\nname = "{n}"\nurl = "{docsite.url}/docs/index.html"\nrefresh = "1h"\n' for n in names
+            )
+        )
+        from docsbot.libraries import load
+        from docsbot.service.fleet import Fleet
+
+        Fleet(database_url).declare(load(libraries), str(libraries))  # due at once, nothing run yet
+        env = docsbot_env(database_url, tmp_path, DOCSBOT_EMBEDDER="docsbot.embedding.FastEmbedEmbedder")
+        cmd = [sys.executable, "-m", "docsbot.cli", "scheduler", "--interval", "1"]
+        cmd += [arg for node in nodes for arg in ("--scrapyd", node.url)]
+        for i in range(2):
+            logs.append((tmp_path / f"scheduler{i}.log").open("w"))
+            schedulers.append(subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=logs[-1], stderr=subprocess.STDOUT))
+
+        def runs_per_version(expect: int, timeout: float = 600) -> dict[str, list[tuple[str, str]]]:
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
+                rows = db.execute(
+                    "SELECT l.name, r.mode, r.outcome FROM crawl_runs r JOIN versions v ON v.id = r.version_id "
+                    "JOIN libraries l ON l.id = v.library_id ORDER BY r.id"
+                ).fetchall()
+                done = {n: [(m, o) for name, m, o in rows if name == n] for n in names}
+                if all(len(done[n]) >= expect and all(o for _, o in done[n]) for n in names):
+                    time.sleep(3)  # a second run of one version would have been claimed by now
+                    return {
+                        n: [(m, o) for name, m, o in db.execute(
+                            "SELECT l.name, r.mode, r.outcome FROM crawl_runs r JOIN versions v ON v.id = r.version_id "
+                            "JOIN libraries l ON l.id = v.library_id ORDER BY r.id"
+                        ).fetchall() if name == n]
+                        for n in names
+                    }  # fmt: skip
+                time.sleep(1)
+            raise AssertionError(f"not every version ran: {done}")
+
+        first = runs_per_version(1)
+        assert first == {n: [("full", "complete")] for n in names}
+        db.execute("UPDATE versions SET next_due_at = now()")  # the next round: every version due again
+        second = runs_per_version(2)
+        assert second == {n: [("full", "complete"), ("refresh", "complete")] for n in names}
+        jobs = [len(node.get("listjobs.json", project="docsbot")["finished"]) for node in nodes]
+        assert sum(jobs) == 12 and all(jobs), jobs  # twelve runs, spread over both nodes
+        due = db.execute("SELECT min(next_due_at - now()) FROM versions").fetchone()[0]
+        assert due > timedelta(minutes=55)  # each due again an interval after its run
+    finally:
+        for scheduler in schedulers:
+            scheduler.terminate()
+            scheduler.wait(timeout=30)
+        for log in logs:
+            log.close()
+        for node in nodes:
+            node.close()
