@@ -171,6 +171,13 @@ def cmd_status(args: argparse.Namespace) -> int:
                 else (" (no worker is embedding: `docsbot embed` gives them their vectors)")
             )
             print(f"  vectors: {describe_progress(v.vectors, v.vectors_waiting, rate)}{who}")
+        if v.refresh_interval or v.next_due:
+            every = (
+                f"refreshed every {v.refresh_interval}" if v.refresh_interval else "indexed, not refreshed on schedule"
+            )
+            due = f", next due {v.next_due}" if v.next_due else ""
+            failing = f"; {v.failures} runs in a row did not complete: {v.last_error}" if v.failures else ""
+            print(f"  {every}{due}{failing}")
         for run in [v.last_run, *v.recent_runs] if v.last_run else []:
             print(f"  {_run_line(run)}")
     return 0

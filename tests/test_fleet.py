@@ -152,6 +152,9 @@ def test_a_bad_file_runs_nothing_and_a_failing_site_is_retried_with_backoff(data
             "SELECT failures, last_error, next_due_at - now() FROM versions"
         ).fetchone()  # fmt: skip
         assert failures == 1 and "root" in error and timedelta(minutes=4) < wait <= timedelta(minutes=5)
+        status = subprocess.run([sys.executable, "-m", "docsbot.cli", "status"], cwd=ROOT, capture_output=True,
+                                text=True, env=docsbot_env(database_url, tmp_path))  # fmt: skip
+        assert "refreshed every 1d, next due" in status.stdout and "1 runs in a row did not complete" in status.stdout
         db.execute("UPDATE versions SET next_due_at = now()")
         del site.site.failing["/docs/index.html"]
         recovered = sync(database_url, tmp_path, str(libraries))

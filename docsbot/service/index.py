@@ -214,6 +214,8 @@ class DocsIndex:
                     refreshing=row["running"],
                     refresh_interval=_interval(row["refresh_interval"]),
                     next_due=iso(row["next_due_at"]),
+                    failures=row["failures"] or 0,
+                    last_error=row["last_error"],
                     last_run=infos[0] if infos else None,
                     recent_runs=infos[1:],
                 )

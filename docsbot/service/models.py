@@ -94,6 +94,8 @@ class LibraryVersion(BaseModel):
     refreshing: bool = Field(description="a run of this version is in progress now")
     refresh_interval: str | None = Field(None, description="how often it is refreshed on schedule (None: by hand)")
     next_due: str | None = Field(None, description="when its next scheduled refresh is due")
+    failures: int = Field(0, description="scheduled runs in a row that did not complete (retried with a backoff)")
+    last_error: str | None = Field(None, description="why the last scheduled run did not complete")
     last_run: RunInfo | None = None
     recent_runs: list[RunInfo] = Field(
         default_factory=list, description="the runs before last_run, newest first, when asked for (docsbot status)"
