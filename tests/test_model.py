@@ -98,7 +98,7 @@ def test_chunks_sized_from_one_encoding_are_the_splitters_on_real_pages(embedder
             (c.content, c.heading_path, c.anchor) for c in slow.chunks(page.markdown, page.anchors)
         ]
         total += len(chunks)
-    assert total > 1000
+    assert total > 800  # enough chunks compared (1,000 on these pages with html-to-markdown's Markdown)
 
 
 def test_missing_model_directory_is_a_clear_error(tmp_path):
@@ -128,7 +128,11 @@ def test_index_then_search_with_the_real_model(crawl, docsite, database_url, db)
     assert len(hits) == 3
     assert hits[0]["url"].endswith("/docs/api.html")
     assert "Schedule a coroutine" in hits[0]["content"]
-    assert set(hits[0]) == {"url", "deep_link", "title", "heading_path", "score", "content", "library", "version"}
+    assert set(hits[0]) == {
+        "url", "deep_link", "title", "heading_path", "score", "content", "library", "version",
+        "last_checked_at", "last_modified", "changed_at",
+    }  # fmt: skip
+    assert hits[0]["last_checked_at"] and hits[0]["changed_at"]
     assert len({hit["url"] for hit in hits}) == 3  # one result per page
 
     # The search process imports neither fastembed nor Scrapy (together over 1 s of every search).
