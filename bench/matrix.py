@@ -139,6 +139,22 @@ def write_hub(site: Path, manuals: list[str], title: str) -> None:
 # --- the independent link walk ------------------------------------------------------------------------------------
 
 
+def stage(corpus: Corpus, work: Path) -> Path:
+    """The directory to serve for ``corpus`` (its package's site); a package with several manuals side by side is
+    copied next to ``work`` with a hub page linking them written at its root."""
+    source, manuals = site_of(corpus.package)
+    if manuals == ["index.html"]:
+        return source
+    if work.exists():
+        shutil.rmtree(work)
+    staged = work.parent / f"{corpus.name}-src"
+    if staged.exists():
+        shutil.rmtree(staged)
+    shutil.copytree(source, staged, symlinks=False, ignore=_dangling_symlinks)
+    write_hub(staged, manuals, f"{corpus.package} manuals")
+    return staged
+
+
 def served_file(url: str, prefix: str) -> str:
     """The file a static server answers for ``url``, relative to the site root: ``dir/`` → ``dir/index.html``."""
     path = unquote(urlsplit(url).path)[len(prefix) :]
@@ -270,17 +286,8 @@ def run_corpus(corpus: Corpus, args: argparse.Namespace, port: int) -> Row:
             return row
         print(f"installing {corpus.package}", flush=True)
         install(corpus.package)
-    source, manuals = site_of(corpus.package)
     work = Path(args.workdir).resolve() / corpus.name
-    if manuals != ["index.html"]:  # several manuals: serve their parent, with a hub page as the root
-        if work.exists():
-            shutil.rmtree(work)
-        staged = work.parent / f"{corpus.name}-src"
-        if staged.exists():
-            shutil.rmtree(staged)
-        shutil.copytree(source, staged, symlinks=False, ignore=_dangling_symlinks)
-        write_hub(staged, manuals, f"{corpus.package} manuals")
-        source = staged
+    source = stage(corpus, work)
     bench_args = argparse.Namespace(
         site=str(source), workdir=str(work), port=port, server="nginx", seed=args.seed, embedder=None
     )

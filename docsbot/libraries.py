@@ -18,6 +18,7 @@
     min_recheck = "12h"
     freshness = "http"              # skip pages whose last response is still fresh (RFC 9111 §4.2)
     gone_statuses = [403, 404, 410] # DOCSBOT_GONE_STATUSES for this site
+    settings = { DOCSBOT_RENDER_URLS = "/api/" }   # any other Scrapy or docsbot setting of its runs (-s)
 
 Everything is checked before anything runs: :func:`load` raises :class:`LibrariesFileError` naming the file, the
 entry (its position and ``name@version``) and the field, for a file that is not TOML, an unknown field, a value of
@@ -26,6 +27,7 @@ the wrong kind, a spider argument the spider would refuse, or two entries for on
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,7 +45,8 @@ __all__ = ["DEFAULT_FILE", "FRESHNESS", "LibrariesFileError", "LibraryEntry", "l
 DEFAULT_FILE = "libraries.toml"
 FRESHNESS = ("validators", "http")  # validators: every stored page revalidated (default); http: RFC 9111 freshness
 _SPIDER_ARGS = ("max_depth", "max_pages", "prune", "render", "sitemap", "min_recheck")
-_FIELDS = {"name", "version", "url", "refresh", "freshness", "gone_statuses", *_SPIDER_ARGS}
+_FIELDS = {"name", "version", "url", "refresh", "freshness", "gone_statuses", "settings", *_SPIDER_ARGS}
+_SETTING_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
 _DEFAULTABLE = _FIELDS - {"name", "version", "url"}
 
 
@@ -64,6 +67,7 @@ class LibraryEntry:
     freshness: str = "validators"
     gone_statuses: tuple[int, ...] | None = None
     args: dict[str, str] = field(default_factory=dict)
+    extra_settings: dict[str, str] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
@@ -80,9 +84,10 @@ class LibraryEntry:
 
     def settings(self) -> dict[str, str]:
         """``-s`` settings of its crawl."""
-        if self.gone_statuses is None:
-            return {}
-        return {"DOCSBOT_GONE_STATUSES": ",".join(map(str, self.gone_statuses))}
+        out = dict(self.extra_settings)
+        if self.gone_statuses is not None:
+            out["DOCSBOT_GONE_STATUSES"] = ",".join(map(str, self.gone_statuses))
+        return out
 
 
 def load(path: str | Path) -> list[LibraryEntry]:
@@ -181,4 +186,11 @@ def _entry(item: dict[str, Any], where: str) -> LibraryEntry:
             statuses = tuple(sorted(parse_gone_statuses(gone)))
         except ValueError as exc:
             raise LibrariesFileError(f"{where}: gone_statuses: {exc}") from None
-    return LibraryEntry(name.strip(), version, parsed.url or url, interval, freshness, statuses, args)
+    extra = item.get("settings", {})
+    if not isinstance(extra, dict):
+        raise LibrariesFileError(f"{where}: settings: a table of setting names and values, got {extra!r}")
+    for key, value in extra.items():
+        if not _SETTING_NAME.match(key) or isinstance(value, dict | list):
+            raise LibrariesFileError(f"{where}: settings: {key} = {value!r} is not a setting (NAME = value)")
+    settings = {key: str(value).lower() if isinstance(value, bool) else str(value) for key, value in extra.items()}
+    return LibraryEntry(name.strip(), version, parsed.url or url, interval, freshness, statuses, args, settings)

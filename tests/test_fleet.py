@@ -34,6 +34,7 @@ url = "https://flask.palletsprojects.com/en/stable/"
 refresh = "12h"
 freshness = "http"
 prune = "orphans"
+settings = { DOCSBOT_RENDER_URLS = "/api/", CONCURRENT_REQUESTS = 4 }
 """
 
 
@@ -47,6 +48,7 @@ def test_a_libraries_file_gives_validated_entries_with_their_run_arguments():
     }  # fmt: skip
     assert (flask.label, flask.refresh, flask.freshness) == ("flask", timedelta(hours=12), "http")
     assert flask.spider_args("refresh")["freshness"] == "http" and "url" not in flask.spider_args("refresh")
+    assert flask.settings() == {"DOCSBOT_RENDER_URLS": "/api/", "CONCURRENT_REQUESTS": "4"}
 
 
 @pytest.mark.parametrize(
@@ -67,6 +69,7 @@ def test_a_libraries_file_gives_validated_entries_with_their_run_arguments():
             "[[library]] #2 (x) repeats [[library]] #1",
         ),
         ('[defaults]\nurl = "https://x.org/"', "[defaults]: unknown field url"),
+        ('[[library]]\nname = "x"\nurl = "https://x.org/"\nsettings = { lower = 1 }', "(x): settings: lower = 1"),
     ],
 )
 def test_a_bad_file_or_entry_is_an_error_naming_the_entry_and_field(text, message):
