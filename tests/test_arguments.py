@@ -69,4 +69,6 @@ def test_a_refresh_reuses_what_the_index_stored_unless_given_again():
 def test_a_full_index_ignores_stored_settings_and_stores_its_own():
     args = CrawlArguments.parse(url="http://h/docs/", max_depth="3")
     crawl = args.resolve("http://old/", {"max_depth": 1, "prune": "orphans"})
-    assert crawl.stored() == {"max_depth": 3, "max_pages": None, "prune": "none", "render": "none"}
+    assert crawl.stored() == {
+        "max_depth": 3, "max_pages": None, "prune": "none", "render": "none", "freshness": "validators"
+    }  # fmt: skip

@@ -371,10 +371,10 @@ def test_a_page_only_llms_txt_lists_is_indexed_and_a_missing_llms_txt_costs_one_
         "- [Elsewhere](https://elsewhere.example/x.html)\n",
         "text/plain; charset=utf-8",
     )
-    index(crawl, docsite)
+    index(crawl, docsite, env={"DOCSBOT_LLMS_TXT": "1"})
     assert "/docs/hidden.html" in pages(db)
     assert last_run(db)["llms_txt/links"] == 2
     assert [h.status for h in site.hits if h.path.endswith("llms.txt")] == [200, 404]  # the docs' and the host's
     assert not any("elsewhere" in h.path for h in site.hits)
-    refresh(crawl)
-    assert "/docs/hidden.html" in pages(db)  # still reachable: not an orphan
+    refresh(crawl, env={"DOCSBOT_LLMS_TXT": "1"}, prune="orphans")
+    assert "/docs/hidden.html" in pages(db)  # still reachable through llms.txt: not an orphan

@@ -313,7 +313,8 @@ def test_http_concurrent_search_refresh_and_get_run(crawl, docsite, db, database
         async def main() -> None:
             async with http_session(url) as session:
                 tools = {t.name: t for t in (await session.list_tools()).tools}
-                assert set(tools) == READ_TOOLS | {"refresh_library", "get_run"}
+                writes = {"refresh_library", "get_run", "index_library", "remove_library", "list_runs", "cancel_run"}
+                assert set(tools) == READ_TOOLS | writes
                 assert tools["refresh_library"].input_schema["required"] == ["library"]
 
                 # 20 concurrent searches, all answered, each as a single call would be

@@ -310,23 +310,25 @@ class PageStore:
         self, run_id: int, page_ids: list[int], fresh: dict[int, datetime | None] | None = None
     ) -> None:
         """Record that ``page_ids`` answered 200/304 in run ``run_id``, and of those that answered 304 (``fresh``)
-        the HTTP freshness their headers gave (one transaction, at the end of a run)."""
+        the HTTP freshness their headers gave (one statement, at the end of a run; bookkeeping: ``updated_at`` does
+        not move)."""
         if not page_ids:
             return
-        fresh = {page_id: until for page_id, until in (fresh or {}).items() if page_id in set(page_ids)}
+        fresh = fresh or {}
+        until = [fresh.get(page_id) for page_id in page_ids]
+        known = [page_id in fresh for page_id in page_ids]
 
         async def mark() -> None:
-            async with self._pool.connection() as conn, conn.transaction():
+            async with self._pool.connection() as conn:
                 await conn.execute(
-                    "UPDATE pages SET last_seen_run = %s, last_checked_at = now() WHERE id = ANY(%s)",
-                    (run_id, page_ids),
+                    """
+                    UPDATE pages p SET last_seen_run = %s, last_checked_at = now(),
+                        fresh_until = CASE WHEN f.known THEN f.until ELSE p.fresh_until END
+                    FROM unnest(%s::bigint[], %s::timestamptz[], %s::boolean[]) AS f(id, until, known)
+                    WHERE p.id = f.id
+                    """,
+                    (run_id, page_ids, until, known),
                 )
-                if fresh:
-                    await conn.execute(
-                        "UPDATE pages p SET fresh_until = f.until FROM unnest(%s::bigint[], %s::timestamptz[]) "
-                        "AS f(id, until) WHERE p.id = f.id",
-                        (list(fresh), list(fresh.values())),
-                    )
 
         await self._retrying("marking checked pages", mark)
 

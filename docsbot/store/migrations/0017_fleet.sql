@@ -17,3 +17,24 @@ CREATE INDEX versions_due_idx ON versions (next_due_at) WHERE refresh_interval I
 -- The spider arguments and settings a libraries file gives the version's runs ({"args": {...}, "settings": {...}}),
 -- so that a scheduler working from the database alone (docsbot sync --due, docsbot scheduler) runs it as declared.
 ALTER TABLE versions ADD COLUMN run_args jsonb NOT NULL DEFAULT '{}';
+
+-- updated_at moves when what was fetched changed, never for bookkeeping (last_seen_run, last_checked_at, and now
+-- fresh_until, which every 304 updates). The trigger compared the whole row as JSON, page text included, twice
+-- per row of every end-of-run bookkeeping update; it now fires only for an update that sets a fetched column, and
+-- compares those columns alone.
+DROP TRIGGER pages_updated_at ON pages;
+CREATE OR REPLACE FUNCTION docsbot_touch_updated_at() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF (NEW.version_id, NEW.url, NEW.canonical_url, NEW.title, NEW.etag, NEW.last_modified, NEW.content_type,
+        NEW.content_hash, NEW.depth, NEW.links, NEW.markdown, NEW.link_share, NEW.extractor_version, NEW.anchors)
+       IS DISTINCT FROM
+       (OLD.version_id, OLD.url, OLD.canonical_url, OLD.title, OLD.etag, OLD.last_modified, OLD.content_type,
+        OLD.content_hash, OLD.depth, OLD.links, OLD.markdown, OLD.link_share, OLD.extractor_version, OLD.anchors) THEN
+        NEW.updated_at := now();
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER pages_updated_at
+    BEFORE UPDATE OF version_id, url, canonical_url, title, etag, last_modified, content_type, content_hash, depth,
+                     links, markdown, link_share, extractor_version, anchors
+    ON pages FOR EACH ROW EXECUTE FUNCTION docsbot_touch_updated_at();
