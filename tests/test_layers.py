@@ -25,10 +25,11 @@ LAYERS = (
     "docsbot.run",  # the run extension
     grimp.Layer("docsbot.service", "docsbot.vectors", independent=True),  # the service; the embedding queue's workers
     "docsbot.store",
+    grimp.Layer("docsbot.changes", "docsbot.libraries", independent=True),  # a page's changes; a fleet's file
     "docsbot.arguments",
-    "docsbot.changes",  # what changed on a page (over chunking's headings)
     grimp.Layer(
         "docsbot.refresh",
+        "docsbot.freshness",
         "docsbot.extract",
         "docsbot.chunking",
         "docsbot.embedding",
@@ -44,6 +45,8 @@ CRAWL = ("spiders", "docsbot.commands", "docsbot.middlewares", "docsbot.pipeline
 PURE = (
     "docsbot.refresh",
     "docsbot.changes",
+    "docsbot.freshness",
+    "docsbot.libraries",
     "docsbot.arguments",
     "docsbot.extract",
     "docsbot.chunking",
