@@ -19,6 +19,7 @@ _MAIN = re.compile(r'role="main"|<main|class="body"')
 _PARAGRAPH = re.compile(r"<p>(.{40,}?)</p>", re.S)
 _HEADING = re.compile(r"<h([1-6])\b[^>]*>(.*?)</h\1>", re.S | re.I)
 _TAG = re.compile(r"<[^>]+>")
+_NAV = re.compile(r"<nav\b.*?</nav>", re.S | re.I)
 _ID_ELEMENT = re.compile(r"""<(?:dt|h[1-6]|section)\b[^>]*?\bid=["']([^"']+)["']""", re.I)
 WORDS = [
     *("buffer", "stream", "socket", "coroutine", "parser", "encoder", "decimal", "thread", "queue", "context"),
@@ -39,6 +40,16 @@ class Release:
     # The id of the last definition (<dt>), heading or <section> with an id before each edit: the anchor whose text
     # (up to the next anchor) the edit lands in, as docsbot.changes.symbol_doc_hashes reads a page.
     anchors: dict[str, str] = field(default_factory=dict)
+
+
+def content_paragraph(html: str, start: int) -> re.Match[str] | None:
+    """The first ``<p>`` of 40 characters or more after ``start`` that is page content: not inside a ``<nav>``
+    (Sphinx's local table of contents sits in the main content, and readers never see an edit there)."""
+    navs = [(m.start(), m.end()) for m in _NAV.finditer(html, start)]
+    for m in _PARAGRAPH.finditer(html, start):
+        if not any(a <= m.start() < b for a, b in navs) and "<nav" not in m.group(1):
+            return m
+    return None
 
 
 def id_before(html: str, position: int, start: int = 0) -> str:
@@ -84,14 +95,14 @@ def release(
         path = root / rel
         html = path.read_text(errors="surrogateescape")
         start = main.search(html).end()
-        m = _PARAGRAPH.search(html, start)
+        m = content_paragraph(html, start)
         if not m:
             continue
         edited = f"<p>{m.group(1)} {_sentence(rng)}</p>"
         path.write_text(html[: m.start()] + edited + html[m.end() :], errors="surrogateescape")
         out.edited.append(rel)
-        out.sections[rel] = heading_before(html, m.start(), start)
-        out.anchors[rel] = id_before(html, m.start(), start)
+        out.sections[rel] = heading_before(html, m.end() - len("</p>"), start)  # where the sentence goes
+        out.anchors[rel] = id_before(html, m.end() - len("</p>"), start)
     for rel in pages[n_edit : n_edit + n_delete]:
         (root / rel).unlink()
         out.deleted.append(rel)
@@ -106,7 +117,7 @@ def release(
         )
         html = host.read_text(errors="surrogateescape")
         start = main.search(html).end()
-        m = _PARAGRAPH.search(html, start)
+        m = content_paragraph(html, start)
         insert = m.end() if m else start
         link = f'<p>See <a href="{name}">release note {i}</a>.</p>'
         host.write_text(html[:insert] + link + html[insert:], errors="surrogateescape")

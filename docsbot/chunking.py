@@ -34,7 +34,22 @@ __all__ = ["Chunker", "TextChunk", "context_line", "embed_key", "embed_text", "m
 CHARS_PER_TOKEN = 4  # sizing by characters when no tokenizer is given
 _FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
-_INLINE_MARKUP = re.compile(r"`|\*\*?|(?<!\w)_|_(?!\w)")
+_INLINE_MARKUP = re.compile(r"\*\*?|(?<!\w)_|_(?!\w)")
+_CODE_SPAN = re.compile(r"(`+)(.+?)\1")
+
+
+def heading_text(markdown: str) -> str:
+    """A heading's words without its inline Markdown: code spans keep what they hold (``__main__``, ``*args``),
+    emphasis markers (``*``, ``**``, ``_`` at a word's edge) go, backslash escapes are undone."""
+    out, pos = [], 0
+    for m in _CODE_SPAN.finditer(markdown):
+        out.append(_INLINE_MARKUP.sub("", markdown[pos : m.start()]))
+        out.append(m.group(2).strip())
+        pos = m.end()
+    out.append(_INLINE_MARKUP.sub("", markdown[pos:]))
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", "".join(out)).strip()
+
+
 _WORD = re.compile(r"[^\W_]")
 
 
@@ -316,6 +331,6 @@ def markdown_headings(text: str) -> list[tuple[int, int, str]]:
         elif fence is None:
             hm = _HEADING.match(line)
             if hm:  # the path keeps the heading's words, not its inline Markdown (`code`, *emphasis*)
-                found.append((offset, len(hm.group(1)), _INLINE_MARKUP.sub("", hm.group(2)).strip()))
+                found.append((offset, len(hm.group(1)), heading_text(hm.group(2))))
         offset += len(line) + 1
     return found

@@ -12,7 +12,6 @@ import asyncio
 import logging
 import os
 import tempfile
-import time
 from typing import TYPE_CHECKING
 
 from scrapy import signals
@@ -47,7 +46,8 @@ class ChunkPipeline:
     (:func:`docsbot.changes.page_diff`, in the worker pool beside its chunking; a diff that fails or times out is
     left out, the change is still recorded). A page an older extractor stored and this one re-extracts is not a
     change of the docs: it records nothing unless it moved. Stats: ``docsbot/changes/diffed``,
-    ``docsbot/changes/diff_failed``, ``docsbot/changes/seconds`` (the wait for the old text and the diff's CPU).
+    ``docsbot/changes/diff_failed``, ``docsbot/changes/diff_seconds`` (CPU of the diffs, in the workers; the
+    database's share is ``docsbot/changes/db_seconds``, set by the run).
     """
 
     def __init__(self, crawler: Crawler) -> None:
@@ -112,12 +112,10 @@ class ChunkPipeline:
             elif item.moved_from is not None or modified:
                 item.change = PageChange("moved" if item.moved_from is not None else "modified")
         if item.change is not None and modified:
-            started = time.monotonic()
             try:
                 old_text = await self.context.store.page_markdown(item.page_id)
             except StoreUnavailable as exc:
                 logger.warning("recording the change of %s without its diff: %s", item.url, exc)
-            self.crawler.stats.inc_value("docsbot/changes/seconds", time.monotonic() - started)
         chunking = self._pool().chunk(item.markdown, list(item.anchors), self.spec(), item.url)
         try:
             if old_text is None:
@@ -130,7 +128,7 @@ class ChunkPipeline:
                     logger.warning("recording the change of %s without its diff: %s", item.url, diff)
                 else:
                     self.crawler.stats.inc_value("docsbot/changes/diffed")
-                    self.crawler.stats.inc_value("docsbot/changes/seconds", diff.seconds)
+                    self.crawler.stats.inc_value("docsbot/changes/diff_seconds", diff.seconds)
                     item.change.sections = [c.as_dict() for c in diff.sections]
                     item.change.diff = diff.diff
                 if isinstance(chunks, BaseException):

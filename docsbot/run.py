@@ -600,6 +600,8 @@ class IndexRun:
 
     async def _finish(self, reason: str) -> None:
         context = self.context
+        if context.store.change_seconds:
+            self.crawler.stats.set_value("docsbot/changes/db_seconds", round(context.store.change_seconds, 3))
         waiting = 0
         try:
             waiting = await context.store.vectors_waiting(context.version.id)

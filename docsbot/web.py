@@ -239,7 +239,7 @@ class Pages:
         except ValueError:
             limit = 0
         try:
-            libraries = (await self.call(self.index.libraries)).libraries
+            libraries = await self.call(self.index.version_names)
         except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout, store.DatabaseError) as exc:
             return self.failure(request, exc, as_json)
         context = {"query": query, "library": library, "version": version, "limit": limit, "libraries": libraries}

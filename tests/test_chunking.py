@@ -252,3 +252,12 @@ def test_tokenizers_that_fold_spaces_into_words_are_sized_by_the_splitter():
     tokenizer.no_truncation()
     tokenizer.no_padding()
     assert all(len(tokenizer.encode(c.content, add_special_tokens=False).ids) <= 32 for c in chunks)
+
+
+def test_heading_paths_keep_what_code_spans_hold_and_drop_emphasis():
+    from docsbot.chunking import heading_text
+
+    assert heading_text("`__main__` — Top-level code environment") == "__main__ — Top-level code environment"
+    assert heading_text("**Bold** and _emphasis_ in os.path_join") == "Bold and emphasis in os.path_join"
+    assert heading_text("`*args` and ``a`b``") == "*args and a`b"
+    assert heading_text(r"\# (hash)") == "# (hash)"

@@ -174,6 +174,14 @@ class DocsIndex:
             ],
         )
 
+    def version_names(self) -> list[dict[str, str]]:
+        """Every indexed version's ``library`` and ``version``, by name: one cheap query (a form's choices),
+        where :meth:`libraries` counts every page and chunk."""
+        with self.connection() as conn:
+            if not store.has_schema(conn):
+                return []
+            return [{"library": v.library, "version": v.name} for v in store.list_versions(conn)]
+
     def libraries(self, runs: int = 1) -> ListLibrariesResult:
         """Every indexed version with its counts, vector coverage and embedding progress, and its last ``runs``
         runs (``last_run``, then ``recent_runs``)."""

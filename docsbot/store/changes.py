@@ -69,19 +69,26 @@ def symbol_diff(conn: psycopg.Connection, old_version: int, new_version: int, li
     only), ``changed`` (in both, with different documentation text: ``symbols.doc_hash``), each a list of ``{name,
     url, anchor}`` (the new version's page, or the old one's for removed names), by name, at most ``limit`` each;
     and ``unknown``: names in both whose text cannot be compared (stored before doc hashes were recorded)."""
+    # The names compared first (one scan of each version's symbols, no join), then the few that differ given their
+    # page (the shallowest defining page of the version that has the name).
     query = """
-        WITH a AS (SELECT DISTINCT ON (s.name) s.name, s.anchor, s.doc_hash, p.url
-                   FROM symbols s JOIN pages p ON p.id = s.page_id WHERE s.version_id = %(old)s
-                   ORDER BY s.name, p.depth, p.id),
-             b AS (SELECT DISTINCT ON (s.name) s.name, s.anchor, s.doc_hash, p.url
-                   FROM symbols s JOIN pages p ON p.id = s.page_id WHERE s.version_id = %(new)s
-                   ORDER BY s.name, p.depth, p.id)
-        SELECT CASE WHEN a.name IS NULL THEN 'added' WHEN b.name IS NULL THEN 'removed'
-                    WHEN a.doc_hash IS NULL OR b.doc_hash IS NULL THEN 'unknown' ELSE 'changed' END AS kind,
-               COALESCE(b.name, a.name) AS name, COALESCE(b.url, a.url) AS url, COALESCE(b.anchor, a.anchor) AS anchor
-        FROM a FULL JOIN b ON a.name = b.name
-        WHERE a.name IS NULL OR b.name IS NULL OR a.doc_hash IS DISTINCT FROM b.doc_hash
-        ORDER BY 2
+        WITH a AS (SELECT name, min(doc_hash) AS h FROM symbols WHERE version_id = %(old)s GROUP BY name),
+             b AS (SELECT name, min(doc_hash) AS h FROM symbols WHERE version_id = %(new)s GROUP BY name),
+             d AS (SELECT COALESCE(b.name, a.name) AS name,
+                          CASE WHEN a.name IS NULL THEN 'added' WHEN b.name IS NULL THEN 'removed'
+                               WHEN a.h IS NULL OR b.h IS NULL THEN 'unknown' ELSE 'changed' END AS kind
+                   FROM a FULL JOIN b ON a.name = b.name
+                   WHERE a.name IS NULL OR b.name IS NULL OR a.h IS DISTINCT FROM b.h)
+        SELECT d.kind, d.name, p.url, s.anchor
+        FROM d
+        LEFT JOIN LATERAL (
+            SELECT sy.anchor, sy.page_id FROM symbols sy JOIN pages pg ON pg.id = sy.page_id
+            WHERE sy.version_id = CASE WHEN d.kind = 'removed' THEN %(old)s ELSE %(new)s END AND sy.name = d.name
+              AND d.kind <> 'unknown'
+            ORDER BY pg.depth, pg.id LIMIT 1
+        ) s ON true
+        LEFT JOIN pages p ON p.id = s.page_id
+        ORDER BY d.name
     """
     out: dict[str, Any] = {"added": [], "removed": [], "changed": [], "unknown": 0}
     with conn.cursor(row_factory=dict_row) as cur:

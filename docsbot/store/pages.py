@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -104,6 +105,9 @@ class PageStore:
             name="docsbot",
         )
         self.retry = retry or RetryPolicy()
+        # Seconds the database spent on the change log (reading a page's old text, writing change rows): what
+        # recording changes costs a run beside the diff itself (stats docsbot/changes/db_seconds).
+        self.change_seconds = 0.0
         # Pages take turns for the pool's connections here, without a time limit: waiting for a turn is not an
         # error. The pool's timeout then only measures what a page holding a turn waits for a connection, which
         # is long only when connections cannot be opened (server down). Without it, hundreds of pages queued on
@@ -190,8 +194,10 @@ class PageStore:
 
         async def read() -> str | None:
             async with self._pool.connection() as conn:
+                started = time.perf_counter()
                 cur = await conn.execute("SELECT markdown FROM pages WHERE id = %s", (page_id,))
                 row = await cur.fetchone()
+                self.change_seconds += time.perf_counter() - started
                 return row[0] if row else None
 
         return await self._retrying("reading a stored page", read)
@@ -234,11 +240,13 @@ class PageStore:
             (page_id,) = await cur.fetchone()
             change = getattr(item, "change", None)
             if change is not None:
+                started = time.perf_counter()
                 await conn.execute(
                     _INSERT_CHANGE,
                     (run_id, item.version_id, page_id, change.kind, item.url, getattr(item, "moved_from", None),
                      item.title, Jsonb(change.sections), change.diff),
                 )  # fmt: skip
+                self.change_seconds += time.perf_counter() - started
             if not item.changed:
                 return SavedPage(page_id)
             # Before the page's old chunks go: they may hold the vectors of its unchanged texts.
@@ -300,7 +308,9 @@ class PageStore:
         async def delete() -> int:
             async with self._pool.connection() as conn, conn.transaction():
                 if record:
+                    started = time.perf_counter()
                     await conn.execute(_RECORD_DELETED, (run_id, page_ids))
+                    self.change_seconds += time.perf_counter() - started
                 cur = await conn.execute("DELETE FROM pages WHERE id = ANY(%s)", (page_ids,))
                 return cur.rowcount
 
