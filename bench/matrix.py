@@ -260,6 +260,10 @@ class Row:
     rss_mib: dict[str, int] = field(default_factory=dict)
     skipped: dict[str, int] = field(default_factory=dict)  # docsbot/skipped/* and failed of the full index
     scale: list[dict] = field(default_factory=list)  # --scale: one entry per size (see scale_runs)
+    # The full index's own clock: every page stored and searchable by text, then every vector in place (seconds).
+    searchable: float | None = None
+    vectors_complete: float | None = None
+    chunks: int = 0
     error: str = ""
     commit: str = ""  # of the code that ran
     date: str = ""
@@ -338,6 +342,9 @@ def run_corpus(corpus: Corpus, args: argparse.Namespace, port: int) -> Row:
             count_stored()  # what it reached
             raise
         row.skipped = {k: v for k, v in full.docsbot.items() if k.startswith(("skipped/", "failed"))}
+        row.searchable = full.docsbot.get("searchable_seconds")
+        row.vectors_complete = full.docsbot.get("elapsed_seconds")
+        row.chunks = full.docsbot.get("chunks_written", 0)
         unchanged = phase("unchanged refresh", "mode=refresh")
         row.unchanged_statuses = unchanged.statuses
         count_stored()
@@ -520,6 +527,11 @@ def render(rows: list[Row], *, notes: bool = True) -> str:
             notes_.append("walk, not HTML: " + ", ".join(f"{k} {v}" for k, v in sorted(r.walk_other.items())))
         if r.release:
             notes_.append(f"release: {r.release}")
+        if r.searchable is not None:
+            notes_.append(
+                f"full index: every page searchable by text after {r.searchable:.0f} s, every vector of its "
+                f"{r.chunks:,} chunks in place after {r.vectors_complete or 0:.0f} s ({r.embedder})"
+            )
         notes_ += r.differences
         if r.error:
             notes_.append(f"error: {r.error}")
