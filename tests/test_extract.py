@@ -466,6 +466,15 @@ def test_javadoc_sections_laid_out_as_lists_keep_their_headings():
             None,
             {"java.util.ArrayList", "java.util.ArrayList.add", "java.util.ArrayList.removeIf"},
         ),
+        ("/usr/share/doc/git/html/git-config.html", None, {"core.fileMode", "--replace-all", "add.ignoreErrors"}),
+        ("/usr/share/doc/git/html/git-add.html", None, {"add.ignoreErrors", "--dry-run", "-n"}),
+        ("/usr/share/doc/docbook-xsl-doc-html/doc/html/admon.graphics.html", None, {"admon.graphics"}),
+        ("/usr/share/doc/lmdb-doc/html/group__mdb__env.html", "Environment Flags", {"MDB_NOSUBDIR", "MDB_RDONLY"}),
+        (
+            "/usr/share/doc/libjsoncpp-doc/class_json_1_1_value.html",
+            "Json::Value Class Reference",
+            {"Json::Value", "Json::Value::isNull", "Json::Value::ArrayIndex"},
+        ),
     ],
     ids=lambda v: v if isinstance(v, str) and v.startswith("/") else "",
 )
@@ -479,6 +488,120 @@ def test_installed_reference_pages_yield_their_symbols(path, title, expected):
     assert expected <= {s.name for s in page.symbols}
     if title:
         assert page.title == title
+
+
+DOCBOOK_XSL = "/usr/share/xml/docbook/stylesheet/docbook-xsl/xhtml/docbook.xsl"
+DOCBOOK_SOURCE = """<?xml version="1.0"?>
+<article id="runtime-config"><title>Server Configuration</title>
+<sect1 id="runtime-config-resource"><title>Resource Consumption</title>
+<variablelist>
+<varlistentry id="guc-work-mem"><term><varname>work_mem</varname> (<type>integer</type>)<indexterm><primary>
+<varname>work_mem</varname> configuration parameter</primary></indexterm></term>
+<listitem><para>Sets the base maximum amount of memory.</para></listitem></varlistentry>
+<varlistentry><term><envar>PGHOST</envar></term><listitem><para>The host to connect to.</para></listitem>
+</varlistentry>
+<varlistentry id="libpq-connect-sslmode"><term><literal>sslmode</literal></term><listitem><para>SSL.</para>
+<variablelist><varlistentry><term><literal>disable</literal></term><listitem><para>Only non-SSL.</para></listitem>
+</varlistentry></variablelist></listitem></varlistentry>
+<varlistentry><term>true</term><listitem><para>A plain term.</para></listitem></varlistentry>
+</variablelist>
+<funcsynopsis><funcprototype><funcdef>PGconn *<function>PQconnectdb</function></funcdef>
+<paramdef>const char *<parameter>conninfo</parameter></paramdef></funcprototype></funcsynopsis>
+</sect1>
+<sect1 id="ref"><title>Reference</title>
+<refentry id="app-pgdump"><refnamediv><refname>pg_dump</refname><refname>pg_dumpall</refname>
+<refpurpose>extract a database</refpurpose></refnamediv>
+<refsect1><title>Description</title><para>Dumps.</para></refsect1></refentry>
+<refentry id="sql-createtable"><refnamediv><refname>CREATE TABLE</refname><refpurpose>define a new table</refpurpose>
+</refnamediv><refsect1><title>Description</title><para>Creates.</para></refsect1></refentry>
+</sect1></article>"""
+
+
+def test_docbook_definitions_become_symbols_at_their_anchors():
+    """DocBook XSL's own output (xsltproc with the Debian docbook-xsl stylesheets, as DocBook sites build):
+    variablelist terms marked as names or shown as code under an id of their own, function synopses and refentry
+    names are symbols; the entry's anchor is DocBook's empty <a id> at the start of its <dt>, and a term without one
+    takes its section's (which DocBook also anchors inside the heading)."""
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    if not shutil.which("xsltproc") or not Path(DOCBOOK_XSL).exists():
+        pytest.skip("xsltproc and docbook-xsl not installed (make corpora installs them)")
+    html = subprocess.run(
+        ["xsltproc", DOCBOOK_XSL, "-"], input=DOCBOOK_SOURCE.encode(), capture_output=True, check=True
+    ).stdout
+    page = extract_page(html, "http://h/runtime-config.html", "utf-8")
+    assert {(s.name, s.anchor) for s in page.symbols} == {
+        ("work_mem", "guc-work-mem"),
+        ("PGHOST", "runtime-config-resource"),
+        ("sslmode", "libpq-connect-sslmode"),
+        ("PQconnectdb", "runtime-config-resource"),
+        ("pg_dump", "app-pgdump"),
+        ("pg_dumpall", "app-pgdump"),
+    }  # not "integer" (a type beside the name), "disable" (a value), "true" (a plain word), "CREATE TABLE" (two)
+    ids = [a.id for a in page.anchors]
+    assert {"runtime-config-resource", "guc-work-mem", "libpq-connect-sslmode"} <= set(ids)
+    work_mem = next(a for a in page.anchors if a.id == "guc-work-mem")
+    assert page.markdown[work_mem.offset :].startswith("work_mem")
+
+
+def test_terms_that_name_identifiers_are_symbols_links_and_words_are_not():
+    """AsciiDoc's labelled lists (git's options and configuration variables) and a term that only links to a
+    definition elsewhere (Sphinx lists of constants), mkdocstrings' and Doxygen's headings."""
+    asciidoc = """<html><body><div id="header"><h1>git-config(1) Manual Page</h1></div><div id="content">
+    <div class="sect1"><h2 id="_variables">Variables</h2><div class="sectionbody"><div class="dlist"><dl>
+    <dt class="hdlist1">core.fileMode</dt><dd><p>Tells Git if the executable bit is to be honored.</p></dd>
+    <dt class="hdlist1"><code>--dry-run</code></dt><dd><p>Do not act.</p></dd>
+    <dt class="hdlist1">color</dt><dd><p>A colour.</p></dd>
+    <dt class="hdlist1">advice.*</dt><dd><p>Advice.</p></dd>
+    <dt><a class="reference internal" href="os.html#os.O_RDONLY"><code>os.O_RDONLY</code></a></dt><dd>x</dd>
+    </dl></div></div></div></div></body></html>"""
+    page = extract_page(asciidoc, "http://h/git-config.html")
+    assert [(s.name, s.anchor) for s in page.symbols] == [("core.fileMode", "_variables"), ("--dry-run", "_variables")]
+    mkdocstrings = """<html><body><main><h1>API</h1><div class="doc doc-object doc-function">
+    <h2 id="mkdocs_autorefs.plugin.AutorefsPlugin.on_config" class="doc doc-heading"><code>on_config</code></h2>
+    <div class="doc doc-contents"><p>Called on config.</p></div></div></main></body></html>"""
+    page = extract_page(mkdocstrings, "http://h/reference/plugin.html")
+    assert [(s.name, s.anchor) for s in page.symbols] == [
+        ("mkdocs_autorefs.plugin.AutorefsPlugin.on_config", "mkdocs_autorefs.plugin.AutorefsPlugin.on_config")
+    ]
+    markdown_built = """<html><body><main><h1 id="runtime-api">Runtime API</h1>
+    <h2 id="usedata" tabindex="-1"><code>useData</code> <a class="header-anchor" href="#usedata">\u200b</a></h2>
+    <p>Returns page-specific data.</p>
+    <h2 id="the-usedata-hook"><code>useData</code> in a component</h2><p>Not a definition: more than the name.</p>
+    <h3 id="withbase"><a class="header" href="#withbase"><code>withBase()</code></a></h3><p>Prefixes a path.</p>
+    </main></body></html>"""
+    page = extract_page(markdown_built, "http://h/reference/runtime-api.html")
+    assert [(s.name, s.anchor) for s in page.symbols] == [("useData", "usedata"), ("withBase", "withbase")]
+
+
+def test_doxygen_pages_lose_their_banner_and_separator_rows():
+    """Doxygen's banner (div#top), section summary, ◆ permalinks, separator rows and footer are not content; the
+    page's heading is its <div class="title">."""
+    html = """<html><head><title>LMDB: Environment Flags</title></head><body>
+    <div id="top"><div id="titlearea"><table><tr><td><div id="projectname">LMDB</div></td></tr></table></div>
+    <div id="main-nav"></div></div>
+    <div class="header"><div class="summary"><a href="#define-members">Macros</a></div>
+    <div class="headertitle"><div class="title">Environment Flags<div class="ingroups"><a class="el"
+    href="group__mdb.html">LMDB API</a></div></div></div></div>
+    <div class="contents"><table class="memberdecls"><tr class="heading"><td colspan="2"><h2 class="groupheader">
+    <a name="define-members"></a>Macros</h2></td></tr>
+    <tr class="memitem:x"><td class="memItemLeft">#define</td><td class="memItemRight">MDB_RDONLY 0x20000</td></tr>
+    <tr class="separator:x"><td class="memSeparator" colspan="2">&#160;</td></tr>
+    <tr class="memitem:y"><td class="memItemLeft">#define</td><td class="memItemRight">MDB_NOTLS 0x200000</td></tr>
+    <tr class="separator:y"><td class="memSeparator" colspan="2">&#160;</td></tr></table>
+    <a id="ga1"></a><h2 class="memtitle"><span class="permalink"><a href="#ga1">&#9670;&#160;</a></span>MDB_RDONLY
+    </h2><div class="memitem"><div class="memdoc"><p>read only</p></div></div></div>
+    <hr class="footer"/><address class="footer"><small>Generated by 1.8.16</small></address></body></html>"""
+    page = extract_page(html, "http://h/group__mdb__env.html")
+    assert page.title == "Environment Flags"
+    assert page.markdown.startswith("# Environment Flags\n\nLMDB API\n\n")
+    assert "|  |" not in page.markdown and "| #define | MDB_NOTLS 0x200000 |" in page.markdown
+    assert "\n## MDB_RDONLY\n\nread only" in page.markdown
+    for chrome in ("projectname", "Generated by", "\u25c6", "\n\nLMDB\n"):
+        assert chrome not in page.markdown
+    assert [(s.name, s.anchor) for s in page.symbols] == [("MDB_RDONLY", "ga1")]
 
 
 def test_docutils_footnotes_and_topics_inside_the_content_are_kept_a_theme_aside_is_not():
