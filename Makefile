@@ -56,7 +56,8 @@ $(SHUB_VENV)/.installed: requirements-shub.txt
 
 # Debian's documentation packages of the corpus matrix (bench/matrix.py: one per generator), installed once (root and
 # apt). tests/test_corpus.py indexes a slice of each; `make matrix` the whole trees.
-CORPORA := git-doc docbook-xsl-doc-html python3.11-doc cmake-doc libgtk-4-doc openjdk-17-doc rust-doc
+CORPORA := git-doc docbook-xsl-doc-html python3.11-doc cmake-doc libgtk-4-doc openjdk-17-doc rust-doc lmdb-doc \
+	libjsoncpp-doc docbook-xsl xsltproc
 corpora:
 	@missing=$$(for p in $(CORPORA); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
@@ -92,12 +93,20 @@ matrix: install model corpora
 	$(BIN)/python bench/matrix.py $(MATRIX_ARGS)
 
 # Search quality (eval/run.py): docsbot vs a page-level BM25 baseline on the Python 3.11 and CMake 3.25 docs
-# (Debian's python3.11-doc and cmake-doc, served by nginx); indexes a corpus first if it is not indexed yet
-# (DATABASE_URL, or the embedded server). EVAL_ARGS="--write" puts the table into BENCHMARKS.md and README.md.
+# (Sphinx), git 2.39 (AsciiDoc), DocBook XSL 1.79 (DocBook) and LMDB 0.9 (Doxygen), Debian's packages served by
+# nginx; indexes a corpus first if it is not indexed yet (DATABASE_URL, or the embedded server).
+# EVAL_ARGS="--write" puts the table into BENCHMARKS.md and README.md.
 CMAKE_DOCS_PORT ?= 8325
+GIT_DOCS_PORT ?= 8326
+DOCBOOK_DOCS_PORT ?= 8327
+LMDB_DOCS_PORT ?= 8328
 EVAL_ARGS ?=
 eval: install model docs-server
 	DOCS_PORT=$(CMAKE_DOCS_PORT) DOCS_ROOT=/usr/share/doc/cmake-data/html DOCS_PACKAGE=cmake-doc scripts/serve_python_docs.sh
+	DOCS_PORT=$(GIT_DOCS_PORT) DOCS_ROOT=/usr/share/doc/git/html DOCS_PACKAGE=git-doc scripts/serve_python_docs.sh
+	DOCS_PORT=$(DOCBOOK_DOCS_PORT) DOCS_ROOT=/usr/share/doc/docbook-xsl-doc-html/doc \
+		DOCS_PACKAGE=docbook-xsl-doc-html scripts/serve_python_docs.sh
+	DOCS_PORT=$(LMDB_DOCS_PORT) DOCS_ROOT=/usr/share/doc/lmdb-doc/html DOCS_PACKAGE=lmdb-doc scripts/serve_python_docs.sh
 	$(BIN)/python eval/run.py --index-missing $(EVAL_ARGS)
 
 lint: install
