@@ -486,8 +486,9 @@ class IndexRun:
         )
         await self._apply(plan)
         await self._mark_checked(plan)
+        changed = any(stats.get_value(f"docsbot/{key}", 0) for key in ("chunks_written", "deleted", "gone"))
         await self._bookkeeping(
-            "search statistics not refreshed", context.store.refresh_lexical_stats(context.version.id)
+            "search statistics not refreshed", context.store.refresh_lexical_stats(context.version.id, changed)
         )
         searchable = time.monotonic() - self._started
         stats.set_value("docsbot/searchable_seconds", round(searchable, 3))

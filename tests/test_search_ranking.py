@@ -273,3 +273,48 @@ def test_a_version_still_waiting_for_most_vectors_is_ranked_by_its_text_alone(co
                  "LIMIT 1) WHERE embedding IS NULL")  # fmt: skip
     nearest = search(conn, version, "Paragraph 0 of page 3", per_page=True, lex_candidates=0, w_sym=0, w_sym_word=0)
     assert nearest  # every chunk embedded: the vector list ranks again (the only list left here)
+
+
+def test_a_whole_book_page_gives_way_to_the_chapter_it_repeats(conn, database_url, version):
+    """mdBook's print.html holds every chapter: once a run has computed which pages repeat others (page_repeats), a
+    query finds the chapter once, not the chapter and the copy; a page quoting a section of another (git-config(1)
+    and git-add(1)'s CONFIGURATION) repeats nothing, and a copy whose chapters are not hits is still found."""
+    ownership = [
+        ("Ownership", "Ownership is a set of rules that govern how a Rust program manages memory. " + FILLER, "own"),
+        ("Moves", "A move transfers ownership of a heap value from one variable to another binding.", "moves"),
+    ]
+    overflow = [
+        ("Integer overflow", "An integer overflow wraps around in release builds and panics in debug builds.", "ovf"),
+        ("Casting", "Casting between integer types with as truncates or extends the bit pattern.", "cast"),
+    ]
+    printed = [*ownership, *overflow, ("Colophon", "Printed with the wandering albatross typeface.", "colophon")]
+    config = [
+        ("Variables", "add.ignoreErrors tells git add to continue adding files when some cannot be added.", "vars"),
+        ("Files", "The configuration files are read from the system, global and local scopes.", "files"),
+        ("Syntax", "The syntax is a sequence of sections and variables in them.", "syn"),
+    ]
+    add = [("Options", "The dry run option shows what would be added without adding anything.", "opts"),
+           ("Interactive", "Interactive mode asks for every hunk whether it should be staged.", "inter"),
+           ("Configuration", config[0][1], "conf")]  # fmt: skip
+    save(database_url, [page(version.id, "ownership", ownership), page(version.id, "overflow", overflow),
+                        page(version.id, "print", printed), page(version.id, "git-config", config),
+                        page(version.id, "git-add", add)])  # fmt: skip
+    query = "integer overflow wraps in release builds"
+    before = {h.url for h in search(conn, version, query, k=3, per_page=True)}
+    assert {"http://h/overflow.html", "http://h/print.html"} <= before  # the same section twice
+
+    store.refresh_lexical_stats(conn, version.id)
+    repeats = conn.execute(
+        "SELECT c.url, p.url FROM page_repeats r JOIN pages c ON c.id = r.copy_id JOIN pages p ON p.id = r.page_id "
+        "ORDER BY 2"
+    ).fetchall()
+    assert repeats == [
+        ("http://h/print.html", "http://h/overflow.html"),
+        ("http://h/print.html", "http://h/ownership.html"),
+    ]
+    urls = [h.url for h in search(conn, version, query, k=3, per_page=True)]
+    assert urls[0] == "http://h/overflow.html" and "http://h/print.html" not in urls
+    assert "http://h/print.html" in [
+        h.url for h in search(conn, version, "wandering albatross typeface", k=3, per_page=True)
+    ]
+    assert "http://h/git-config.html" in [h.url for h in search(conn, version, "add.ignoreErrors", k=3, per_page=True)]

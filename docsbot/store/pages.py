@@ -20,7 +20,7 @@ from psycopg_pool import AsyncConnectionPool, PoolClosed
 from docsbot.store.connection import RetryPolicy, StoreUnavailable, one_line
 from docsbot.store.fleet import record_run_end
 from docsbot.store.queue import STORED_VECTORS
-from docsbot.store.ranking import REFRESH_STATS, symbol_keys
+from docsbot.store.ranking import REFRESH_REPEATS, REFRESH_STATS, symbol_keys
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -358,12 +358,16 @@ class PageStore:
 
         return await self._retrying("recording the start of the run", start)
 
-    async def refresh_lexical_stats(self, version_id: int) -> None:
-        """Recompute the version's BM25 collection statistics (see :func:`search`). Retried."""
+    async def refresh_lexical_stats(self, version_id: int, repeats: bool = False) -> None:
+        """Recompute the version's BM25 collection statistics (see :func:`search`) and, with ``repeats`` (the run
+        stored or deleted pages), which of its pages repeat others (``page_repeats``). Retried."""
 
         async def refresh() -> None:
-            async with self._pool.connection() as conn:
+            async with self._pool.connection() as conn, conn.transaction():
                 await conn.execute(REFRESH_STATS, {"version": version_id})
+                if repeats:
+                    for statement in REFRESH_REPEATS:
+                        await conn.execute(statement, {"version": version_id})
 
         await self._retrying("refreshing the search statistics", refresh)
 

@@ -17,7 +17,15 @@ if TYPE_CHECKING:
 
     import numpy as np
 
-__all__ = ["REFRESH_STATS", "SEARCH_DEFAULTS", "SearchHit", "refresh_lexical_stats", "search", "symbol_keys"]
+__all__ = [
+    "REFRESH_REPEATS",
+    "REFRESH_STATS",
+    "SEARCH_DEFAULTS",
+    "SearchHit",
+    "refresh_lexical_stats",
+    "search",
+    "symbol_keys",
+]
 
 _SYMBOL_SEPARATOR = re.compile(r"(::|[.:])")
 
@@ -232,6 +240,9 @@ WITH stats AS MATERIALIZED (
     FROM ranked r JOIN pages pg ON pg.id = r.page_id LEFT JOIN sym_page sp ON sp.page_id = r.page_id
     LEFT JOIN plex ON plex.page_id = r.page_id
     WHERE r.nth = 1
+      -- a whole-book copy (page_repeats) gives way to a page it repeats whose hits hold its best chunk's text
+      AND NOT EXISTS (SELECT 1 FROM page_repeats pr JOIN ranked o ON o.page_id = pr.page_id
+                      WHERE pr.copy_id = r.page_id AND o.content = r.content)
     ORDER BY page_score DESC, r.page_id
     LIMIT CASE WHEN %(per_page)s THEN %(k)s ELSE 0 END
 )
@@ -309,9 +320,13 @@ def _deep_link(url: str, anchor: str | None) -> str | None:
     return f"{url}#{anchor}" if anchor else None
 
 
-def refresh_lexical_stats(conn: psycopg.Connection, version_id: int) -> None:
-    """Recompute the version's BM25 collection statistics (chunk count, mean length). One statement."""
+def refresh_lexical_stats(conn: psycopg.Connection, version_id: int, repeats: bool = True) -> None:
+    """Recompute the version's BM25 collection statistics (chunk count, mean length) and, with ``repeats``, which
+    of its pages repeat others (:data:`REFRESH_REPEATS`)."""
     conn.execute(REFRESH_STATS, {"version": version_id})
+    if repeats:
+        for statement in REFRESH_REPEATS:
+            conn.execute(statement, {"version": version_id})
 
 
 REFRESH_STATS = """
@@ -320,3 +335,32 @@ REFRESH_STATS = """
     FROM documents d JOIN pages p ON p.id = d.page_id WHERE p.version_id = %(version)s
     ON CONFLICT (version_id) DO UPDATE SET docs = EXCLUDED.docs, avg_len = EXCLUDED.avg_len, updated_at = now()
 """
+
+# A page C repeats a page P of its version when C holds at least REPEAT_SHARE of P's distinctive chunk texts (texts
+# on at most REPEAT_MAX_PAGES pages: "Availability: Unix" or a license footer tells nothing) and C has more of them:
+# mdBook's print.html holds every chapter (1,992 of its 1,993 chunks are a chapter's). A page that includes another's
+# section (git-config(1) and each command's CONFIGURATION) holds too little of it. Two statements, one transaction.
+REPEAT_SHARE = 0.9
+REPEAT_MAX_PAGES = 4
+REFRESH_REPEATS = (
+    "DELETE FROM page_repeats WHERE version_id = %(version)s",
+    f"""
+    WITH text AS (
+        SELECT DISTINCT d.page_id, md5(d.content) AS h
+        FROM documents d JOIN pages p ON p.id = d.page_id WHERE p.version_id = %(version)s
+    ), distinctive AS (
+        SELECT t.page_id, t.h FROM text t
+        JOIN (SELECT h FROM text GROUP BY h HAVING count(*) <= {REPEAT_MAX_PAGES}) r ON r.h = t.h
+    ), sizes AS (
+        SELECT page_id, count(*) AS n FROM distinctive GROUP BY page_id
+    ), shared AS (
+        SELECT a.page_id, b.page_id AS copy_id, count(*) AS n
+        FROM distinctive a JOIN distinctive b ON b.h = a.h AND b.page_id <> a.page_id
+        GROUP BY a.page_id, b.page_id
+    )
+    INSERT INTO page_repeats (version_id, copy_id, page_id)
+    SELECT %(version)s, s.copy_id, s.page_id
+    FROM shared s JOIN sizes sp ON sp.page_id = s.page_id JOIN sizes sc ON sc.page_id = s.copy_id
+    WHERE s.n >= {REPEAT_SHARE} * sp.n AND sc.n > sp.n
+    """,
+)
