@@ -92,6 +92,8 @@ CORPORA = [
     # their own, at the size of one site (doc.rust-lang.org/std/, doc.rust-lang.org/book/).
     Corpus("rust-std", "rustdoc", "rust-doc", entry="std/index.html"),
     Corpus("rust-book", "mdBook", "rust-doc", entry="book/index.html"),
+    Corpus("lmdb", "Doxygen (C)", "lmdb-doc"),
+    Corpus("jsoncpp", "Doxygen (C++)", "libjsoncpp-doc"),
 ]
 
 

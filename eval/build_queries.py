@@ -1,16 +1,27 @@
-"""Build the generated query sets of ``make eval`` from a Sphinx site's own files (run once; outputs committed).
+"""Build the generated query sets of ``make eval`` from a site's own files (run once; outputs committed).
 
-Two kinds per corpus, each a JSON line ``{"corpus", "kind", "query", "targets"}`` with ``targets`` page paths
-relative to the site root (no fragment):
+Each query a JSON line ``{"corpus", "kind", "query", "targets"}`` with ``targets`` page paths relative to the site
+root (no fragment). From a Sphinx site (``--generator sphinx``, the default), two kinds:
 
 - ``symbol``: a name from ``objects.inv`` (Sphinx inventory v2: four header lines, then zlib-compressed
   ``name domain:role priority uri dispname`` lines) → the page defining it.
 - ``index_term``: an entry of the general index (``genindex*.html``: ``<li>`` entries, sub-entries nested in a
   ``<ul>``; a sub-entry's query is "entry sub-entry") → every page its links point to.
 
+From other generators, ``symbol`` queries, each from what the site itself says defines a name (read with lxml,
+none of docsbot's code):
+
+- ``--generator git`` (git-doc, AsciiDoc): a configuration variable (a labelled-list term shaped
+  ``section[.subsection].name``, as ``git-config(1)`` and each command's CONFIGURATION section list them) → every
+  page that lists it.
+- ``--generator docbook-params`` (DocBook XSL's reference): a parameter → its reference pages (``X.html`` whose
+  refentry title is ``X``; one per output format that has the parameter: html/, fo/, ...).
+- ``--generator doxygen``: a name of Doxygen's own indexes (``globals*.html``, ``functions*.html``: ``<li>name :
+  <a href="page#anchor">``) → the pages they link to.
+
 Samples are drawn with a fixed seed, so running this again over the same Debian package gives the same files.
 
-Usage: python eval/build_queries.py CORPUS DOC_ROOT [--symbols N] [--terms N]
+Usage: python eval/build_queries.py CORPUS DOC_ROOT [--generator G] [--symbols N] [--terms N]
 """
 
 from __future__ import annotations
@@ -116,15 +127,69 @@ def term_queries(corpus: str, root: Path, n: int) -> list[dict]:
     return [{"corpus": corpus, "kind": "index_term", "query": q, "targets": sorted(terms[q])} for q in picked]
 
 
+_GIT_VARIABLE = re.compile(r"[a-z][a-zA-Z0-9]*(?:\.[a-zA-Z0-9<>_-]+)+")
+
+
+def git_variables(root: Path) -> dict[str, set[str]]:
+    """git's configuration variables → the pages whose labelled lists (``<dt class="hdlist1">``) define them."""
+    found: dict[str, set[str]] = {}
+    for path in sorted(root.glob("*.html")):
+        doc = lxml.html.document_fromstring(path.read_bytes())
+        for dt in doc.xpath("//dt[contains(@class, 'hdlist1')]"):
+            name = " ".join(dt.text_content().split())
+            if _GIT_VARIABLE.fullmatch(name):
+                found.setdefault(name, set()).add(path.name)
+    return found
+
+
+def docbook_parameters(root: Path) -> dict[str, set[str]]:
+    """DocBook XSL's parameters → their reference pages (``fo/X.html``, ``html/X.html``: refentry title ``X``)."""
+    found: dict[str, set[str]] = {}
+    for path in sorted(root.glob("*/*.html")):
+        doc = lxml.html.document_fromstring(path.read_bytes())
+        titles = doc.xpath("//div[contains(@class, 'refnamediv')]//span[@class='refentrytitle']")
+        if titles and " ".join(titles[0].text_content().split()) == path.stem:
+            found.setdefault(path.stem, set()).add(str(path.relative_to(root)))
+    return found
+
+
+def doxygen_names(root: Path) -> dict[str, set[str]]:
+    """Names of Doxygen's member indexes (``globals*.html``, ``functions*.html``) → the pages they link to."""
+    found: dict[str, set[str]] = {}
+    for path in sorted([*root.glob("globals*.html"), *root.glob("functions*.html")]):
+        doc = lxml.html.document_fromstring(path.read_bytes())
+        for li in doc.xpath("//div[@class='contents']//li"):
+            name = (li.text or "").split(":", 1)[0].strip().removesuffix("()")
+            pages = {a.get("href").split("#", 1)[0] for a in li.xpath("./a[@class='el'][@href]")}
+            if re.fullmatch(r"[A-Za-z_]\w*", name) and pages:
+                found.setdefault(name, set()).update(pages)
+    return found
+
+
+def named_queries(corpus: str, names: dict[str, set[str]], n: int) -> list[dict]:
+    picked = sorted(random.Random(SEED).sample(sorted(names), min(n, len(names))))
+    return [{"corpus": corpus, "kind": "symbol", "query": q, "targets": sorted(names[q])} for q in picked]
+
+
+GENERATORS = {"git": git_variables, "docbook-params": docbook_parameters, "doxygen": doxygen_names}
+
+
 def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("corpus")
     parser.add_argument("root", type=Path)
+    parser.add_argument("--generator", choices=["sphinx", *GENERATORS], default="sphinx")
     parser.add_argument("--symbols", type=int, default=100)
     parser.add_argument("--terms", type=int, default=150)
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "queries")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.generator != "sphinx":
+        rows = named_queries(args.corpus, GENERATORS[args.generator](args.root), args.symbols)
+        path = args.out / f"{args.corpus}-symbols.jsonl"
+        path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+        print(f"{path}: {len(rows)} queries")
+        return
     for kind, rows in (
         ("symbols", symbol_queries(args.corpus, args.root, args.symbols)),
         ("terms", term_queries(args.corpus, args.root, args.terms)),

@@ -60,6 +60,18 @@ CORPORA = {
         "cmake", "cmake", "3.25", Path("/usr/share/doc/cmake-data/html"), "cmake-doc",
         os.environ.get("EVAL_CMAKE_URL", "http://127.0.0.1:8325/index.html"),
     ),
+    "git": Corpus(
+        "git", "git", "2.39", Path("/usr/share/doc/git/html"), "git-doc",
+        os.environ.get("EVAL_GIT_URL", "http://127.0.0.1:8326/index.html"),
+    ),
+    "docbook-xsl": Corpus(
+        "docbook-xsl", "docbook-xsl", "1.79", Path("/usr/share/doc/docbook-xsl-doc-html/doc"), "docbook-xsl-doc-html",
+        os.environ.get("EVAL_DOCBOOK_URL", "http://127.0.0.1:8327/index.html"),
+    ),
+    "lmdb": Corpus(
+        "lmdb", "lmdb", "0.9", Path("/usr/share/doc/lmdb-doc/html"), "lmdb-doc",
+        os.environ.get("EVAL_LMDB_URL", "http://127.0.0.1:8328/index.html"),
+    ),
 }  # fmt: skip
 
 
