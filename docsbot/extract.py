@@ -186,7 +186,8 @@ class ExtractedPage:
 
     ``anchors`` (document order) and ``symbols`` come from the HTML ids of the main content; ``link_share`` is
     the share of the main content's text that sits inside links (0.0-1.0): an index or table of contents is
-    mostly links, a content page is not.
+    mostly links, a content page is not. ``html``: the HTML it was extracted from, zlib-compressed, when the
+    caller keeps it (:func:`docsbot.workers.extract_body`).
     """
 
     title: str
@@ -196,6 +197,7 @@ class ExtractedPage:
     anchors: list[Anchor] = field(default_factory=list)
     symbols: list[Symbol] = field(default_factory=list)
     link_share: float = 0.0
+    html: bytes | None = None
 
 
 def _code_language(pre) -> str:  # noqa: ANN001 - an lxml element
@@ -387,7 +389,7 @@ def extract_page(html: str | bytes, url: str, encoding: str | None = None) -> Ex
     _slim_markup(main)
     markdown = html_to_markdown_text(lxml.html.tostring(main, encoding="unicode"))
     markdown = _BLANK_LINES.sub("\n\n", markdown).strip()
-    markdown, anchors = _take_anchor_marks(markdown, ids)
+    markdown, anchors = _take_anchor_marks(markdown.replace(_ASTERISK, "\\*"), ids)
     return ExtractedPage(title or page_title, markdown, list(links), canonical, anchors, symbols, share)
 
 
@@ -477,6 +479,16 @@ def _normalize_markup(main) -> None:  # noqa: ANN001 - an lxml element
             code.attrib.pop("class", None)
     for summary in list(main.iter("summary")):
         summary.tag = "div"
+    # An asterisk inside emphasis is text (Sphinx's signatures: <em>*</em> for keyword-only, <em>**kwargs</em>), but
+    # the converter, which escapes no asterisk (prose keeps "*args" readable), wrote "***" and "***kwargs*", which
+    # a Markdown reader takes for delimiters. It is marked here and written escaped (extract_page: "*\**").
+    for em in main.iter("em", "i", "strong", "b"):
+        for text in em.xpath(".//text()[contains(., '*')][not(ancestor::code or ancestor::pre)]"):
+            owner, marked = text.getparent(), text.replace("*", _ASTERISK)
+            if text.is_text:
+                owner.text = marked
+            else:
+                owner.tail = marked
     in_pre = {code for pre in pres for code in pre.iter("code")}
     for code in main.iter("code"):
         if code not in in_pre:
@@ -786,6 +798,7 @@ def _gidocgen_names(section) -> list[str]:  # noqa: ANN001
     return [n for n in names if re.fullmatch(r"[\w.:-]+", n)]
 
 
+_ASTERISK = "\U000f0000"  # a private-use character: an asterisk inside emphasis (_normalize_markup)
 _MARK = "\uf8ff"  # a private-use character: marks where an anchored element's text starts, then removed
 _MARK_BASE = 0xE000
 _MAX_MARKS = 0xF8FF - _MARK_BASE

@@ -873,3 +873,20 @@ def test_a_converter_failure_is_the_pages_extraction_error(monkeypatch):
         extract_page(SPHINX, "http://h/a.html")
     monkeypatch.undo()
     assert extract_page(SPHINX, "http://h/a.html").title == "Coroutines and Tasks"
+
+
+def test_an_asterisk_inside_emphasis_is_escaped_so_markdown_reads_it_as_text():
+    """Sphinx signatures put the keyword-only marker and **kwargs in <em>: unescaped, "***" and "***kwargs*" are
+    delimiters to a Markdown reader (markdown-it drew "asyncio.Task(coro, ***, loop=None"); prose keeps *args."""
+    import markdown_it
+
+    html = """<html><body><div role="main"><h1>asyncio</h1><dl class="py class">
+    <dt class="sig sig-object py" id="asyncio.Task"><em class="property"><span class="pre">class</span> </em>
+    <span class="sig-prename">asyncio.</span><span class="sig-name">Task</span>(<em class="sig-param">coro</em>,
+    <em class="sig-param"><span class="o">*</span></em>, <em class="sig-param"><span class="o">**</span>kwargs</em>)
+    </dt><dd><p>Call with *args or <code>f(*a)</code>.</p></dd></dl></div></body></html>"""
+    markdown = extract_page(html, "http://h/asyncio-task.html").markdown
+    assert "asyncio.Task(*coro*, *\\**, *\\*\\*kwargs*)" in markdown
+    assert "Call with *args or `f(*a)`." in markdown
+    rendered = markdown_it.MarkdownIt().render(markdown)
+    assert "<em>*</em>" in rendered and "<em>**kwargs</em>" in rendered
