@@ -77,6 +77,10 @@ class PageItem:
     change: PageChange | None = None
     # Until when the response is fresh by its HTTP caching headers (docsbot.freshness; None: stale at once).
     fresh_until: Any = None
+    # The HTML the page was extracted from, zlib-compressed, and its encoding: stored (pages.html) so that a newer
+    # extraction can run from it. None: keep what is stored (a page re-extracted from it) or keep none.
+    html: bytes | None = None
+    html_encoding: str | None = None
 
 
 @dataclass

@@ -49,6 +49,7 @@ __all__ = [
     "RobotsTxtMiddleware",
     "ScopeMiddleware",
     "FETCHED_VALIDATORS_META_KEY",
+    "REEXTRACT_META_KEY",
     "PAGE_META_KEY",
     "RENDER_ON_200_META_KEY",
     "VALIDATORS_META_KEY",
@@ -61,6 +62,8 @@ PAGE_META_KEY = "docsbot_page"  # set on requests for pages (not robots.txt or s
 RENDER_ON_200_META_KEY = "docsbot_render_on_200"
 # On a render request that follows such a 200: that response's (etag, last_modified), the ones to store.
 FETCHED_VALIDATORS_META_KEY = "docsbot_fetched_validators"
+# On a revalidation of a page an older extraction stored, whose HTML is stored: a 304 re-extracts that HTML.
+REEXTRACT_META_KEY = "docsbot_reextract"
 _CONDITIONAL_HEADERS = (b"If-None-Match", b"If-Modified-Since")
 
 
@@ -75,7 +78,8 @@ class NotModified(IgnoreRequest):
 class ConditionalRequestMiddleware:
     """Adds ``If-None-Match``/``If-Modified-Since`` from the request's stored validators; turns 304 into
     :class:`NotModified`. Stats: ``docsbot/conditional_requests``, ``docsbot/unchanged``,
-    ``docsbot/unchanged/304``.
+    ``docsbot/unchanged/304`` (not for a 304 that re-extracts the stored HTML, ``REEXTRACT_META_KEY``: the page
+    is counted by what that stores).
 
     A redirect target never gets the validators of the URL that redirected: Scrapy copies headers when it follows
     a redirect (``Location`` or ``<meta http-equiv="refresh">``), and the old URL's ETag at the new URL could draw
@@ -122,8 +126,9 @@ class ConditionalRequestMiddleware:
 
     def process_response(self, request: Request, response: Response, spider: object = None) -> Response:
         if response.status == 304 and any(h in request.headers for h in _CONDITIONAL_HEADERS):
-            self.stats.inc_value("docsbot/unchanged")
-            self.stats.inc_value("docsbot/unchanged/304")
+            if not request.meta.get(REEXTRACT_META_KEY):  # else counted as what its re-extraction stores
+                self.stats.inc_value("docsbot/unchanged")
+                self.stats.inc_value("docsbot/unchanged/304")
             raise NotModified(response)
         return response
 

@@ -104,13 +104,16 @@ class StoredPage:
     last_checked_at: datetime | None = None
     extractor_version: int = 0  # docsbot.extract.EXTRACTOR_VERSION that produced the stored content
     fresh_until: datetime | None = None  # its last response's HTTP freshness (docsbot.freshness), None: stale
+    has_html: bool = False  # its HTML is stored (pages.html): a newer extraction can run from it after a 304
 
 
 @dataclass(frozen=True)
 class PlannedRequest:
     """A request to send. ``validators`` (``(etag, last_modified)``, either may be ``None``) are present when a
     stored page is revalidated (RFC 9110 §13.1); ``render``: fetch it through the browser; ``render_after_200``:
-    revalidate it over plain HTTP and render it only if it answers 200 (a browser cannot revalidate)."""
+    revalidate it over plain HTTP and render it only if it answers 200 (a browser cannot revalidate);
+    ``reextract``: the stored page was extracted by an older version of docsbot's extraction and its HTML is
+    stored, so a 304 is answered by extracting that HTML again (no download), a 200 as usual."""
 
     url: str
     depth: int
@@ -118,6 +121,7 @@ class PlannedRequest:
     validators: tuple[str | None, str | None] | None = None
     render: bool = False
     render_after_200: bool = False
+    reextract: bool = False
 
 
 @dataclass(frozen=True)
@@ -218,8 +222,9 @@ class RefreshLedger:
 
     def outdated(self, page: StoredPage) -> bool:
         """``page`` was extracted by an older version of docsbot's extraction than ``extractor_version``: a
-        refresh fetches it without validators (its 200 is stored as a full index would store it, even if the
-        content hash is the same), and ``min_recheck`` does not skip it."""
+        refresh stores it again as a full index would, even if the content hash is the same, from its stored HTML
+        after a 304 or from a 200 (a page whose HTML is not stored is fetched without validators), and neither
+        ``min_recheck`` nor HTTP freshness skips it."""
         return self.extractor_version is not None and page.extractor_version < self.extractor_version
 
     # --- what to request ---
@@ -276,10 +281,13 @@ class RefreshLedger:
                 stack.extend((link, stored.depth, True) for link in reversed(stored.links))
                 continue
             render = self.render(url)
-            revalidate = stored and self.refresh and not self.outdated(stored)
+            outdated = stored is not None and self.outdated(stored)
+            # An outdated page is revalidated too when its HTML is stored (a 304 re-extracts it from there); one
+            # stored before docsbot kept the HTML is fetched once without validators, so that it answers 200.
+            revalidate = stored and self.refresh and (not outdated or stored.has_html)
             if revalidate and (stored.etag or stored.last_modified or not render):
                 validators = (stored.etag, stored.last_modified)
-                out.append(PlannedRequest(url, depth, stored, validators, render_after_200=render))
+                out.append(PlannedRequest(url, depth, stored, validators, render_after_200=render, reextract=outdated))
             else:
                 out.append(PlannedRequest(url, depth, stored, render=render))
         return out

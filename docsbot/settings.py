@@ -175,6 +175,9 @@ HTTPERROR_ALLOWED_CODES = DOCSBOT_GONE_STATUSES
 # A site's llms.txt (https://llmstxt.org), in the root URL's directory and at the host's root, seeds the crawl with
 # the pages it lists, as a sitemap does; 0 asks for none (each missing llms.txt costs a 404 per run).
 DOCSBOT_LLMS_TXT = os.environ.get("DOCSBOT_LLMS_TXT", "1") not in ("0", "false", "no", "")
+# Keep each page's HTML, compressed (pages.html, about 15% of the HTML's size): a newer extraction then re-extracts
+# a page from it when the server answers 304, instead of downloading it again.
+DOCSBOT_KEEP_HTML = os.environ.get("DOCSBOT_KEEP_HTML", "1") not in ("0", "false", "no", "")
 
 # --- What changed (docsbot/changes.py) ----------------------------------------------------------------------
 # How long a run's change log rows (page_changes: pages added, modified with their sections and a diff, deleted,

@@ -37,6 +37,7 @@ from docsbot.items import PageGone, PageItem
 from docsbot.middlewares import (
     FETCHED_VALIDATORS_META_KEY,
     PAGE_META_KEY,
+    REEXTRACT_META_KEY,
     RENDER_ON_200_META_KEY,
     VALIDATORS_META_KEY,
     NotModified,
@@ -46,6 +47,7 @@ from docsbot.middlewares import (
 )
 from docsbot.refresh import RootFailed
 from docsbot.run import check_components, count_failure, index_context
+from docsbot.store import StoreUnavailable
 from docsbot.urls import InvalidURL, canonical_url, is_download, page_key
 from docsbot.workers import ExtractionPool, ExtractionWorkerDied
 
@@ -59,6 +61,7 @@ if TYPE_CHECKING:
     from docsbot.run import IndexContext
 
 logger = logging.getLogger(__name__)
+_FROM_STORE_META_KEY = "docsbot_from_store"  # a response rebuilt from the stored HTML after a 304
 _MARKDOWN_LINK = re.compile(r"\[[^\]\n]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 
 
@@ -75,6 +78,7 @@ class DocsSpider(scrapy.Spider):
         check_components(crawler.settings)  # before IndexRun's setup writes anything
         spider = super().from_crawler(crawler, *args, **kwargs)
         spider.extractor = ExtractionPool.from_crawler(crawler)  # HTML → Markdown off the reactor thread
+        spider.keep_html = crawler.settings.getbool("DOCSBOT_KEEP_HTML", True)
         return spider
 
     @property
@@ -141,6 +145,8 @@ class DocsSpider(scrapy.Spider):
         meta: dict[str, Any] = {"depth": planned.depth, PAGE_META_KEY: True}
         if planned.validators is not None:
             meta[VALIDATORS_META_KEY] = planned.validators
+            if planned.reextract:
+                meta[REEXTRACT_META_KEY] = planned.stored.id
             if planned.render_after_200:
                 meta[RENDER_ON_200_META_KEY] = True  # revalidate over plain HTTP; render only if it changed
         elif planned.render:
@@ -179,8 +185,10 @@ class DocsSpider(scrapy.Spider):
             content_type = response.headers.get("Content-Type", b"unknown").decode("latin-1")
             logger.info("not indexing %s: %s is not HTML", url, content_type)
         else:
+            from_store = response.meta.get(_FROM_STORE_META_KEY, False)
             try:
-                extracted = await self.extractor.extract(response.body, url, response.encoding)
+                keep = self.keep_html and not from_store  # re-extracted from the stored HTML: that stays as it is
+                extracted = await self.extractor.extract(response.body, url, response.encoding, keep_html=keep)
             except ConverterFailed as exc:  # the converter's failure, not the page's: kept as stored, failed
                 count_failure(stats, "extract")
                 logger.warning("keeping %s as it was: %s", url, exc)
@@ -234,17 +242,29 @@ class DocsSpider(scrapy.Spider):
             extractor_version=EXTRACTOR_VERSION,
             moved_from=moved_from,
             fresh_until=None if response.meta.get("playwright") else _fresh_until(response, response.meta),
+            html=extracted.html,
+            html_encoding=response.encoding if extracted.html is not None else None,
         )
 
-    def page_failed(self, failure: Failure) -> Iterator[scrapy.Request | PageGone]:
+    async def page_failed(self, failure: Failure) -> AsyncIterator[scrapy.Request | PageItem | PageGone]:
         """304 (:class:`NotModified`), a redirect out of scope, or a failure after Scrapy's retries (5xx, 429,
         timeouts, DNS, refused connections, TLS, robots.txt, size cap). Only a redirect out of scope removes the
         page; otherwise it stays as stored and its stored links are followed, so that pages reachable only
-        through it are still reached."""
+        through it are still reached. A 304 to a page an older extraction stored, whose HTML is stored, is the
+        200 it stands for: that HTML is extracted again and stored as a full index would (no download)."""
         ledger = self.context.ledger
         request = failure.request
         redirects = request.meta.get("redirect_urls")
         url = canonical_url(redirects[0] if redirects else request.url)
+        if failure.check(NotModified) and request.meta.get(REEXTRACT_META_KEY) and not redirects:
+            stored = await self._stored_response(request, failure.value.response)
+            if stored is not None:
+                self.crawler.stats.inc_value("docsbot/reextracted")
+                async for output in self.parse_page(stored):
+                    yield output
+                return
+            self.crawler.stats.inc_value("docsbot/unchanged")  # its HTML went meanwhile: a plain 304
+            self.crawler.stats.inc_value("docsbot/unchanged/304")
         if failure.check(NotModified):
             if redirects:  # the redirect target is a stored page, revalidated with its own validators
                 page, retired = ledger.not_modified_after_redirect(url, canonical_url(request.url))
@@ -272,7 +292,34 @@ class DocsSpider(scrapy.Spider):
             count_failure(self.crawler.stats, "fetch")
             logger.warning("keeping %s as it was: %s", url, reason)
         if page is not None:
-            yield from self._requests(page.links, page.depth, source=url)
+            for follow in self._requests(page.links, page.depth, source=url):
+                yield follow
+
+    async def _stored_response(self, request: scrapy.Request, answer: scrapy.http.Response) -> HtmlResponse | None:
+        """The stored HTML of the page ``request`` revalidated, as the 200 the server's 304 ``answer`` stands for:
+        the 304's headers (RFC 9110 §15.4.5: its validators and caching headers are the current ones) over the
+        stored validators and content type. ``None`` when no HTML is stored (or the database cannot give it)."""
+        try:
+            stored = await self.context.store.page_html(request.meta[REEXTRACT_META_KEY])
+        except StoreUnavailable as exc:
+            logger.warning("keeping %s as it was (its stored HTML cannot be read: %s)", request.url, exc)
+            return None
+        if stored is None:
+            return None
+        body, encoding = stored
+        page = self.context.ledger.stored_page(canonical_url(request.url))
+        headers = scrapy.http.Headers({"Content-Type": "text/html"})
+        if page is not None:
+            for name, value in ((b"ETag", page.etag), (b"Last-Modified", page.last_modified)):
+                if value:
+                    headers[name] = value
+        for name, values in answer.headers.items():
+            headers.setlist(name, values)
+        meta = {**request.meta, _FROM_STORE_META_KEY: True}
+        return HtmlResponse(
+            request.url, status=200, headers=headers, body=body, encoding=encoding or "utf-8",
+            request=request.replace(meta=meta),
+        )  # fmt: skip
 
     def _abort_root(self, reason: str) -> typing.NoReturn:
         logger.error("the root URL %s failed (%s): stopping; nothing is deleted", self.context.ledger.root_url, reason)

@@ -297,6 +297,23 @@ def test_a_page_extracted_by_an_older_version_is_fetched_without_validators_and_
     assert not RefreshLedger(ROOT, [old]).outdated(old)
 
 
+# | a page extracted by an older docsbot, its HTML stored | revalidated | a 304 re-extracts the stored HTML |
+def test_a_page_extracted_by_an_older_version_with_its_html_stored_is_revalidated_to_be_extracted_again():
+    now = datetime(2026, 11, 23, tzinfo=UTC)
+    old = StoredPage(
+        2, "http://h/docs/guide.html", '"e"', None, "hash2", 1, (), now, extractor_version=1, has_html=True
+    )
+    current = StoredPage(
+        3, "http://h/docs/api.html", '"e"', None, "hash3", 1, (), None, extractor_version=2, has_html=True
+    )
+    ledger = RefreshLedger(
+        ROOT, [site()[0], old, current], extractor_version=2, min_recheck=timedelta(hours=1), now=lambda: now
+    )
+    planned = {p.url: p for p in ledger.seeds()}
+    assert planned["http://h/docs/guide.html"].validators == ('"e"', None)
+    assert planned["http://h/docs/guide.html"].reextract and not planned["http://h/docs/api.html"].reextract
+
+
 # --- the answers that stop a run, and the unchanged gate ------------------------------------------------------
 
 

@@ -95,29 +95,47 @@ def test_one_paragraph_edit_on_a_long_page_embeds_about_one_chunk(crawl, docsite
     assert vectors == len(after)
 
 
-def test_pages_extracted_by_an_older_version_are_refetched_once_and_stored_again_reusing_vectors(crawl, docsite, db):
+@pytest.mark.parametrize("html_kept", [True, False], ids=["html-stored", "html-not-stored"])
+def test_pages_extracted_by_an_older_version_are_extracted_again_and_stored_reusing_vectors(
+    crawl, docsite, db, html_kept
+):
     """An upgrade that changes extraction (docsbot.extract.EXTRACTOR_VERSION) reaches stored pages without a
-    full re-index: the next refresh fetches them without validators and stores what the new extraction gives
-    (here: symbols it did not record), reusing every vector; the refresh after that is all 304 again."""
+    full re-index: the next refresh stores what the new extraction gives (here: the navigation share it did not
+    record), reusing every vector, and the refresh after that is all 304 again. A page whose HTML is stored is
+    revalidated as usual and its 304 extracted again from that HTML (nothing downloaded); one stored before
+    docsbot kept the HTML (html NULL) is fetched once without validators."""
+    import zlib
+
     from docsbot.extract import EXTRACTOR_VERSION
 
     site = docsite.site
     index(crawl, docsite)
     before = chunks(db)
+    stored_html = db.execute("SELECT html, html_encoding FROM pages WHERE url LIKE '%%/guide.html'").fetchone()
+    assert zlib.decompress(stored_html[0]) == site.pages["/docs/guide.html"].body and stored_html[1] == "utf-8"
     db.execute("UPDATE pages SET extractor_version = %s WHERE url LIKE '%%/guide.html'", (EXTRACTOR_VERSION - 1,))
     db.execute("UPDATE pages SET link_share = NULL WHERE url LIKE '%%/guide.html'")
+    if not html_kept:
+        db.execute("UPDATE pages SET html = NULL, html_encoding = NULL WHERE url LIKE '%%/guide.html'")
     site.hits.clear()
     refresh(crawl)
     hits = {h.path: h for h in site.hits if h.path.endswith(".html")}
-    assert hits["/docs/guide.html"].status == 200 and hits["/docs/guide.html"].if_none_match is None
-    assert {h.status for path, h in hits.items() if path != "/docs/guide.html"} == {304}
+    if html_kept:
+        assert hits["/docs/guide.html"].status == 304 and hits["/docs/guide.html"].if_none_match is not None
+        assert {h.status for h in hits.values()} == {304}  # nothing downloaded
+    else:
+        assert hits["/docs/guide.html"].status == 200 and hits["/docs/guide.html"].if_none_match is None
+        assert {h.status for path, h in hits.items() if path != "/docs/guide.html"} == {304}
     versions = dict(db.execute("SELECT url, extractor_version FROM pages").fetchall())
     assert set(versions.values()) == {EXTRACTOR_VERSION}
     guide = db.execute("SELECT link_share FROM pages WHERE url LIKE '%%/guide.html'").fetchone()[0]
     assert guide is not None  # written again by the store pipeline
     run = last_run(db)
     assert run.get("chunks_embedded", 0) == 0 and run["chunks_reused"] == len(before["/docs/guide.html"])
+    assert run["modified"] == 1 and run["unchanged"] == len(before) - 1  # each page counted once
+    assert run.get("reextracted", 0) == (1 if html_kept else 0)
     assert {p: [t for _, t in c] for p, c in chunks(db).items()} == {p: [t for _, t in c] for p, c in before.items()}
+    assert db.execute("SELECT html IS NOT NULL FROM pages WHERE url LIKE '%%/guide.html'").fetchone()[0]
 
     site.hits.clear()
     refresh(crawl)

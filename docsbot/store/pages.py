@@ -8,6 +8,7 @@ import asyncio
 import logging
 import sys
 import time
+import zlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -40,15 +41,17 @@ STORED_PAGES_BATCH = 100  # rows per fetch when a refresh loads its stored pages
 
 _INSERT_PAGE = """
     INSERT INTO pages (version_id, url, depth, canonical_url, title, etag, last_modified, content_type,
-                       content_hash, links, markdown, anchors, extractor_version, fresh_until)
+                       content_hash, links, markdown, anchors, extractor_version, fresh_until, html, html_encoding)
     VALUES (%(version_id)s, %(url)s, %(depth)s, %(canonical_url)s, %(title)s, %(etag)s, %(last_modified)s,
             %(content_type)s, %(content_hash)s, %(links)s, %(markdown)s, %(anchors)s, %(extractor_version)s,
-            %(fresh_until)s)
+            %(fresh_until)s, %(html)s, %(html_encoding)s)
     ON CONFLICT (version_id, url) DO UPDATE SET
         canonical_url = EXCLUDED.canonical_url, title = EXCLUDED.title, etag = EXCLUDED.etag,
         last_modified = EXCLUDED.last_modified, content_type = EXCLUDED.content_type,
         content_hash = EXCLUDED.content_hash, links = EXCLUDED.links, markdown = EXCLUDED.markdown,
-        anchors = EXCLUDED.anchors, extractor_version = EXCLUDED.extractor_version, fresh_until = EXCLUDED.fresh_until
+        anchors = EXCLUDED.anchors, extractor_version = EXCLUDED.extractor_version, fresh_until = EXCLUDED.fresh_until,
+        html = coalesce(EXCLUDED.html, pages.html),
+        html_encoding = CASE WHEN EXCLUDED.html IS NULL THEN pages.html_encoding ELSE EXCLUDED.html_encoding END
     RETURNING id
 """
 
@@ -58,7 +61,8 @@ _UPDATE_PAGE = """
     UPDATE pages SET url = %(url)s, canonical_url = %(canonical_url)s, title = %(title)s, etag = %(etag)s,
         last_modified = %(last_modified)s, content_type = %(content_type)s, content_hash = %(content_hash)s,
         links = %(links)s, markdown = %(markdown)s, anchors = %(anchors)s, extractor_version = %(extractor_version)s,
-        fresh_until = %(fresh_until)s
+        fresh_until = %(fresh_until)s, html = coalesce(%(html)s, html),
+        html_encoding = CASE WHEN %(html)s::bytea IS NULL THEN html_encoding ELSE %(html_encoding)s END
     WHERE id = %(page_id)s
     RETURNING id
 """
@@ -178,16 +182,35 @@ class PageStore:
                 cur.itersize = STORED_PAGES_BATCH
                 await cur.execute(
                     "SELECT id, url, etag, last_modified, content_hash, depth, links, last_checked_at, "
-                    "extractor_version, fresh_until FROM pages WHERE version_id = %s ORDER BY depth, id",
+                    "extractor_version, fresh_until, html IS NOT NULL FROM pages WHERE version_id = %s "
+                    "ORDER BY depth, id",
                     (version_id,),
                 )
                 async for row in cur:
                     stored[row[1]] = StoredPage(
-                        row[0], intern(row[1]), *row[2:6], tuple(map(intern, row[6])), row[7], row[8], row[9]
+                        row[0], intern(row[1]), *row[2:6], tuple(map(intern, row[6])), row[7], row[8], row[9], row[10]
                     )
             return stored
 
         return await self._retrying("loading the stored pages", load)
+
+    async def page_html(self, page_id: int) -> tuple[bytes, str | None] | None:
+        """A stored page's HTML (decompressed) and the encoding it was read with, or ``None`` when none is stored.
+        Retried; raises :class:`StoreUnavailable`."""
+
+        async def read() -> tuple[bytes, str | None] | None:
+            async with self._pool.connection() as conn:
+                cur = await conn.execute("SELECT html, html_encoding FROM pages WHERE id = %s", (page_id,))
+                row = await cur.fetchone()
+            if not row or row[0] is None:
+                return None
+            try:
+                return zlib.decompress(row[0]), row[1]
+            except zlib.error:  # not what was written: the caller fetches the page again instead
+                logger.warning("the stored HTML of page %s does not decompress", page_id)
+                return None
+
+        return await self._retrying("reading a stored page's HTML", read)
 
     async def page_markdown(self, page_id: int) -> str | None:
         """A stored page's Markdown (``None`` for a page stored before docsbot kept it, or gone). Retried."""
@@ -227,6 +250,8 @@ class PageStore:
             "anchors": Jsonb([list(a) for a in getattr(item, "anchors", ())]),
             "extractor_version": item.extractor_version,
             "fresh_until": getattr(item, "fresh_until", None),
+            "html": getattr(item, "html", None),
+            "html_encoding": getattr(item, "html_encoding", None),
             "page_id": item.page_id,
         }
         return await self._retrying(f"storing {item.url}", lambda: self._save_page(item, values, run_id))
