@@ -48,7 +48,8 @@ __all__ = [
 # code's edge whitespace outside it; an inline <svg> as its text; a one-row table of lists as its lists); 5:
 # definitions of DocBook (terms, refentries, function synopses), AsciiDoc (labelled lists), mkdocstrings, Doxygen
 # and all-code headings are symbols; DocBook's anchors inside headings and terms are anchors; Doxygen's banner,
-# permalinks and footer are chrome, its title the <h1>; table rows without text dropped.
+# permalinks and footer are chrome, its title the <h1>; table rows without text dropped; an asterisk inside
+# emphasis escaped.
 EXTRACTOR_VERSION = 5
 
 MAIN_CONTENT_XPATHS = (
