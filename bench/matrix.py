@@ -1,8 +1,9 @@
 """`make matrix`: docsbot on real documentation trees, one per generator, from Debian's documentation packages.
 
-For each corpus: install its package with apt-get when missing, serve a scratch copy of its HTML with nginx (its
-default ETag and Last-Modified; bench/run.py's ``Bench`` and scripts/serve_python_docs.sh), and into a fresh
-embedded PostgreSQL:
+For each corpus: install its package with apt-get when missing (a JavaScript framework's site, which Debian does
+not package: build it from the npm registry with scripts/build_js_docs.sh), serve a scratch copy of its HTML with
+nginx (its default ETag and Last-Modified; bench/run.py's ``Bench`` and scripts/serve_python_docs.sh), and into a
+fresh embedded PostgreSQL:
 
 1. count the HTML pages reachable from the root by an independent link walk (urllib + lxml, none of docsbot's
    code): ``<a href>``/``<area href>`` within the root's directory, fragments and queries dropped, a page being a
@@ -59,6 +60,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 HASHING_EMBEDDER = "tests.embedders.HashingEmbedder"
+SITES = ROOT / ".build/sites"  # scripts/build_js_docs.sh builds bench/sites/<recipe>/ into SITES/<recipe>/site
 HUB = "index.html"  # written at the site root when a package holds several manuals side by side
 ANY_BODY = re.compile(r"<body[^>]*>", re.I)
 HTML_TYPES = ("text/html", "application/xhtml+xml")
@@ -77,6 +79,10 @@ class Corpus:
     # One manual of the package: its first page, relative to the package's site. The whole site is served (its
     # links out of the manual resolve), the crawl's scope and the walk are the page's directory.
     entry: str = ""
+    # Instead of a Debian package, a site built from the npm registry by the framework that publishes it (Debian
+    # packages no Docusaurus or VitePress site): a recipe of bench/sites/, built by scripts/build_js_docs.sh into
+    # .build/sites/<recipe>/site. ``package`` then names the npm package whose docs/ folder the site is built from.
+    recipe: str = ""
 
 
 # One per generator at least; the PostgreSQL, Flask and MkDocs docs stay out (independent acceptance).
@@ -94,6 +100,8 @@ CORPORA = [
     Corpus("rust-book", "mdBook", "rust-doc", entry="book/index.html"),
     Corpus("lmdb", "Doxygen (C)", "lmdb-doc"),
     Corpus("jsoncpp", "Doxygen (C++)", "libjsoncpp-doc"),
+    # Fastify's docs as fastify.dev builds them (Docusaurus 3.8, docs at the site root, one page per directory).
+    Corpus("fastify", "Docusaurus", "fastify@5.12.8", recipe="fastify"),
 ]
 
 
@@ -130,6 +138,16 @@ def site_of(package: str) -> tuple[Path, list[str]]:
     return base, [str(p.relative_to(base)) for p in top]
 
 
+def built_site(recipe: str) -> Path:
+    """The directory of bench/sites/``recipe``'s built site: scripts/build_js_docs.sh builds it when it is missing
+    or its recipe changed (npm ci and the framework's build, minutes), else only answers where it is. Raises
+    CalledProcessError."""
+    out = subprocess.run(
+        [str(ROOT / "scripts/build_js_docs.sh"), recipe], stdout=subprocess.PIPE, text=True, check=True
+    ).stdout
+    return Path(out.strip().splitlines()[-1])
+
+
 def write_hub(site: Path, manuals: list[str], title: str) -> None:
     links = "".join(f'<li><a href="{m}">{m.rsplit("/", 2)[0]}</a></li>' for m in manuals)
     (site / HUB).write_text(
@@ -144,7 +162,7 @@ def write_hub(site: Path, manuals: list[str], title: str) -> None:
 def stage(corpus: Corpus, work: Path) -> Path:
     """The directory to serve for ``corpus`` (its package's site); a package with several manuals side by side is
     copied next to ``work`` with a hub page linking them written at its root."""
-    source, manuals = site_of(corpus.package)
+    source, manuals = (built_site(corpus.recipe), ["index.html"]) if corpus.recipe else site_of(corpus.package)
     if manuals == ["index.html"]:
         return source
     if work.exists():
@@ -286,14 +304,18 @@ def stored_files(snapshot: dict[str, list[str]], prefix: str) -> dict[str, list[
 
 def run_corpus(corpus: Corpus, args: argparse.Namespace, port: int) -> Row:
     row = Row(corpus.name, corpus.generator, corpus.package)
-    if not installed(corpus.package):
+    if not corpus.recipe and not installed(corpus.package):
         if args.no_install:
             row.error = "not installed"
             return row
         print(f"installing {corpus.package}", flush=True)
         install(corpus.package)
     work = Path(args.workdir).resolve() / corpus.name
-    source = stage(corpus, work)
+    try:
+        source = stage(corpus, work)
+    except subprocess.CalledProcessError as exc:  # a site that does not build is a row, not the end of the matrix
+        row.error = f"no site: {exc}"
+        return row
     bench_args = argparse.Namespace(
         site=str(source), workdir=str(work), port=port, server="nginx", seed=args.seed, embedder=None
     )
@@ -353,7 +375,11 @@ def run_corpus(corpus: Corpus, args: argparse.Namespace, port: int) -> Row:
         if corpus.name in args.scale:
             row.scale.append(scale_runs(bench, root, args, phase, "matrix", None, indexed=full))
 
-        change = release(bench.site / manual, seed=args.seed, main=ANY_BODY)
+        # A site whose pages are mostly directory indexes (Docusaurus: Guides/Testing/index.html) has few other
+        # pages: the release edits, deletes and adds among those indexes, or it would change almost nothing.
+        html = [p.name for p in (bench.site / manual).rglob("*.html")]
+        directory_pages = html.count("index.html") > len(html) / 2
+        change = release(bench.site / manual, seed=args.seed, main=ANY_BODY, directory_pages=directory_pages)
         dir_indexes = sorted(
             str(p.relative_to(bench.site)) for p in bench.site.rglob("index.html") if p.parent != bench.site
         )

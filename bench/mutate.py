@@ -79,14 +79,21 @@ def release(
     delete: float = 0.02,
     add: float = 0.02,
     main: re.Pattern[str] = _MAIN,
+    directory_pages: bool = False,
 ) -> Release:
     """``main``: where a page's content starts (pages without it are left alone); the default fits Sphinx.
+    ``directory_pages``: the site's pages are directories (``Guides/Testing/index.html``, Docusaurus), so every
+    ``index.html`` but the root's is a page too; otherwise index pages are entries, never edited or deleted.
     Files are read and written byte for byte (``surrogateescape``), whatever their encoding."""
     rng = random.Random(seed)
+
+    def entry(p: Path) -> bool:
+        return p.name == "genindex.html" or (p.name == "index.html" and (not directory_pages or p.parent == root))
+
     pages = sorted(
         str(p.relative_to(root))
         for p in root.rglob("*.html")
-        if main.search(p.read_text(errors="replace")) and p.name not in ("index.html", "genindex.html")
+        if main.search(p.read_text(errors="replace")) and not entry(p)
     )
     rng.shuffle(pages)
     n_edit, n_delete, n_add = (max(1, round(len(pages) * share)) for share in (edit, delete, add))

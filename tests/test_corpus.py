@@ -1,8 +1,9 @@
-"""A slice of each generator's real documentation (bench/matrix.py's corpora, Debian documentation packages),
-indexed and refreshed by `scrapy crawl docs` as a process. `make matrix` runs the whole trees; this keeps every
-generator's pages in the test suite at a cost of seconds each.
+"""A slice of each generator's real documentation (bench/matrix.py's corpora: Debian documentation packages and
+sites built from the npm registry), indexed and refreshed by `scrapy crawl docs` as a process. `make matrix` runs
+the whole trees; this keeps every generator's pages in the test suite at a cost of seconds each.
 
-A corpus whose package is not installed is skipped with the apt-get command that installs it.
+A corpus whose package is not installed is skipped with the apt-get command that installs it; a built site that
+is not built yet, with the command that builds it.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import urllib.request
 
 import pytest
 
-from bench.matrix import CORPORA, Corpus, installed, site_of
+from bench.matrix import CORPORA, SITES, Corpus, installed, site_of
 from tests.conftest import ROOT
 from tests.test_crawl import last_run
 
@@ -61,9 +62,14 @@ def test_a_slice_of_each_generators_docs_is_stored_with_chunks_and_refreshes_wit
     """Proves, per generator (Sphinx, AsciiDoc XHTML, DocBook XSL, gi-docgen, Javadoc, rustdoc, mdBook): the first
     pages reached from the root of the real docs are all stored with chunks (none skipped as unparseable), and an
     unchanged refresh costs one 304 per stored page it checks."""
-    if not installed(corpus.package):
+    if corpus.recipe:  # a site built from the npm registry (minutes): tested once `make matrix` has built it
+        directory, manuals = SITES / corpus.recipe / "site", ["index.html"]
+        if not (directory / "index.html").exists():
+            pytest.skip(f"{corpus.name} is not built (scripts/build_js_docs.sh {corpus.recipe})")
+    elif not installed(corpus.package):
         pytest.skip(f"{corpus.package} is not installed (apt-get install {corpus.package})")
-    directory, manuals = site_of(corpus.package)
+    else:
+        directory, manuals = site_of(corpus.package)
     root = serve(directory) + (corpus.entry or manuals[0])  # a package with several manuals: the first one
     result = crawl(url=root, library=corpus.name, max_pages=str(SLICE))
     assert result.returncode == 0, result.stderr[-3000:]
