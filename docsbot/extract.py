@@ -101,13 +101,17 @@ _CHROME_ROLES = frozenset({"navigation", "search", "banner", "contentinfo"})
 # Sphinx's sidebar and related-pages bar; rustdoc's version/source/run links (gi-docgen's [src] links too).
 _CHROME_CLASSES = frozenset({"sphinxsidebar", "related", "out-of-band", "rightside", "srclink", "test-arrow"})
 # Substrings of a class attribute: MkDocs Material's and Read the Docs' "edit this page" and page-source buttons.
+# A heading's permalink: Sphinx's ¶ (headerlink), Docusaurus's and VitePress's zero-width space or # (hash-link,
+# header-anchor); as text they ended every heading ("## Welcome\u200b").
+_PERMALINK_CLASSES = frozenset({"headerlink", "hash-link", "header-anchor"})
 _CHROME_CLASS_PARTS = ("edit-this-page", "md-content__button", "md-source-file", "rst-footer-buttons")
 _XML_SPACE = re.compile(r"[ \t\n\r]+")  # what XPath's normalize-space() collapses
 
 
 def is_chrome(el) -> bool:  # noqa: ANN001 - an lxml element
     """Whether ``el`` is page chrome that never counts as content: scripts, navigation, banners, footers, forms,
-    sidebars outside the content, ARIA-hidden elements, Sphinx's heading permalinks (``a.headerlink``), rustdoc's
+    sidebars outside the content, ARIA-hidden elements, heading permalinks (Sphinx's ``a.headerlink``,
+    Docusaurus's ``a.hash-link``, VitePress's ``a.header-anchor``), rustdoc's
     toggles and source links, gi-docgen's ``summary.hideme``, DocBook XSL's Prev/Up/Next tables, Doxygen's banner
     (``div#top`` holding ``#titlearea``), search box, navigation path, section summary, permalinks and footer."""
     tag = el.tag
@@ -127,7 +131,7 @@ def is_chrome(el) -> bool:  # noqa: ANN001 - an lxml element
     words = _XML_SPACE.split(cls)
     return (
         not _CHROME_CLASSES.isdisjoint(words)
-        or (tag == "a" and "headerlink" in words)
+        or (tag == "a" and not _PERMALINK_CLASSES.isdisjoint(words))
         or any(part in cls for part in _CHROME_CLASS_PARTS)
         or (tag == "summary" and "hideme" in cls)
         or (tag == "div" and cls in ("navheader", "navfooter"))
@@ -373,6 +377,11 @@ def extract_page(html: str | bytes, url: str, encoding: str | None = None) -> Ex
             heading.tag = "h1"
             h1 = [heading]
             break
+    if len(h1) > 1 and page_title:
+        # A page with a banner <h1> before its own (Fastify's docs: "Fastify", then "Testing"): the one <title> names
+        # ("Testing | Fastify") is the page's.
+        named = _WORD_CHARS.sub(" ", re.split(r"\s[|\u2014\u2013-]\s", page_title)[0]).strip().lower()
+        h1.sort(key=lambda h: _WORD_CHARS.sub(" ", _text(h)).strip().lower() != named)
     if h1:
         _title_first(h1[0])
         title = _PILCROW.sub("", _text(h1[0]))
