@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     Validators = tuple[str | None, str | None]
 
 __all__ = [
+    "AlreadyRequested",
     "ConditionalRequestMiddleware",
     "NotModified",
     "OutOfScope",
@@ -75,6 +76,10 @@ class NotModified(IgnoreRequest):
         self.response = response
 
 
+class AlreadyRequested(IgnoreRequest):
+    """A redirect hop to a page requested already this run (:meth:`docsbot.refresh.RefreshLedger.redirect_hop`)."""
+
+
 class ConditionalRequestMiddleware:
     """Adds ``If-None-Match``/``If-Modified-Since`` from the request's stored validators; turns 304 into
     :class:`NotModified`. Stats: ``docsbot/conditional_requests``, ``docsbot/unchanged``,
@@ -89,10 +94,14 @@ class ConditionalRequestMiddleware:
     """
 
     def __init__(
-        self, stats: StatsCollector, stored_validators: Callable[[str], Validators | None] | None = None
+        self,
+        stats: StatsCollector,
+        stored_validators: Callable[[str], Validators | None] | None = None,
+        redirect_hop: Callable[[str, str], bool] | None = None,
     ) -> None:
         self.stats = stats
         self.stored_validators = stored_validators
+        self.redirect_hop = redirect_hop
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ConditionalRequestMiddleware:
@@ -100,7 +109,12 @@ class ConditionalRequestMiddleware:
             context = index_context(crawler)
         except NotConfigured:
             return cls(crawler.stats)
-        return cls(crawler.stats, lambda url: context.ledger.validators_for(url))
+        # the ledger is the run's, built after the middlewares: looked up at each call
+        return cls(
+            crawler.stats,
+            lambda url: context.ledger.validators_for(url),
+            lambda origin, target: context.ledger.redirect_hop(origin, target),
+        )
 
     def process_request(self, request: Request, spider: object = None) -> None:
         if "redirect_urls" in request.meta:
@@ -109,9 +123,14 @@ class ConditionalRequestMiddleware:
             if self.stored_validators is None or not request.meta.get(PAGE_META_KEY):
                 return
             try:
-                validators = self.stored_validators(canonical_url(request.url))
+                target = canonical_url(request.url)
+                origin = canonical_url(request.meta["redirect_urls"][0])
             except InvalidURL:
                 return
+            if self.redirect_hop is not None and not self.redirect_hop(origin, target):
+                self.stats.inc_value("docsbot/skipped/requested_already")
+                raise AlreadyRequested(f"{request.url}: requested already (redirected from {origin})")
+            validators = self.stored_validators(target)
         else:
             validators = request.meta.get(VALIDATORS_META_KEY)
         if not validators:

@@ -292,6 +292,24 @@ class RefreshLedger:
                 out.append(PlannedRequest(url, depth, stored, render=render))
         return out
 
+    def redirect_hop(self, origin: str, target: str) -> bool:
+        """A request for ``origin`` is redirected to ``target``: whether to follow. Not when ``origin`` is no
+        stored page (a link that names a page another way: Docusaurus links ``/Guides/Testing``, the server
+        redirects to ``/Guides/Testing/``) and ``target`` was requested already this run (a refresh's seed): the
+        hop would fetch the page a second time and count it twice; ``target`` is recorded as linked from
+        ``origin`` instead. Followed, ``target`` counts as requested, so that its own seed or link does not
+        request it again."""
+        key, origin_key = page_key(target), page_key(origin)
+        if key == origin_key:
+            return True
+        if key in self.requested and origin_key not in self.pages:
+            self.links_of.setdefault(origin_key, []).append((target,))
+            self.linked.add(key)
+            return False
+        if target in self.scope:
+            self.requested.add(key)
+        return True
+
     def validators_for(self, url: str) -> tuple[str | None, str | None] | None:
         """What to send to ``url`` reached by a redirect: its own stored validators when it is a stored page
         revalidated over plain HTTP in a refresh (never those of the URL that redirected), else ``None``."""

@@ -40,6 +40,7 @@ from docsbot.middlewares import (
     REEXTRACT_META_KEY,
     RENDER_ON_200_META_KEY,
     VALIDATORS_META_KEY,
+    AlreadyRequested,
     NotModified,
     OutOfScope,
     RobotsTxtMiddleware,
@@ -265,6 +266,8 @@ class DocsSpider(scrapy.Spider):
                 return
             self.crawler.stats.inc_value("docsbot/unchanged")  # its HTML went meanwhile: a plain 304
             self.crawler.stats.inc_value("docsbot/unchanged/304")
+        if failure.check(AlreadyRequested):
+            return  # a link naming a page requested already this run, by another URL: nothing more to do
         if failure.check(NotModified):
             if redirects:  # the redirect target is a stored page, revalidated with its own validators
                 page, retired = ledger.not_modified_after_redirect(url, canonical_url(request.url))

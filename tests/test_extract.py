@@ -894,7 +894,7 @@ def test_an_asterisk_inside_emphasis_is_escaped_so_markdown_reads_it_as_text():
 
 def test_docusaurus_permalinks_are_chrome_and_the_title_is_the_h1_the_title_element_names():
     """Docusaurus ends every heading with <a class="hash-link">&#8203;</a> (a zero-width space: it ended 700 headings
-    of Fastify's docs); a page whose body starts with a banner <h1> before its own is titled by the one <title> names."""
+    of Fastify's docs); a page with a banner <h1> before its own is titled by the <h1> its <title> names."""
     html = """<html><head><title>Testing | Fastify</title></head><body><main><article>
     <div class="theme-doc-markdown markdown"><h1 align="center">Fastify</h1><p>Fast and low overhead.</p>
     <h1 id="testing">Testing<a href="#testing" class="hash-link" aria-label="Direct link">\u200b</a></h1>

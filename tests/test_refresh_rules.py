@@ -170,6 +170,28 @@ def test_a_redirect_to_an_already_stored_page_removes_the_old_row(crawl, docsite
     assert db.execute("SELECT count(*) FROM pages WHERE url LIKE '%%/api.html'").fetchone()[0] == 1
 
 
+def test_a_link_that_redirects_to_a_page_requested_already_is_not_followed_again(crawl, docsite, db):
+    """Docusaurus links /Guides/Testing, the server redirects to /Guides/Testing/: a refresh requests the stored
+    page as a seed and then again at the end of every such link's redirect, counting it twice (119 requests and
+    79 "unchanged" for Fastify's 41 pages). Each page is requested once and counted once; the page stays linked
+    (a refresh that prunes orphans keeps it)."""
+    site = docsite.site
+    site.put("/docs/reference/index.html", html_page("Reference", "<p>Every option.</p>", ["../index.html"]))
+    site.redirects["/docs/reference"] = (301, "/docs/reference/")
+    site.put("/docs/index.html", html_page("Welcome", "<p>Home.</p>", ["guide.html", "api.html", "reference"]))
+    index(crawl, docsite)
+    stored = pages(db)
+    assert "/docs/reference/index.html" in stored and "/docs/reference" not in stored
+    site.hits.clear()
+    refresh(crawl, prune="orphans")
+    assert [h.status for h in site.hits_for("/docs/reference/") + site.hits_for("/docs/reference/index.html")] == [304]
+    assert [h.status for h in site.hits_for("/docs/reference")] == [301]
+    run = last_run(db)
+    assert run["unchanged"] == len(stored) and run.get("deleted", 0) == 0
+    assert run["skipped/requested_already"] == 1
+    assert pages(db).keys() == stored.keys()
+
+
 def test_a_redirect_out_of_scope_removes_the_page_without_fetching_outside(crawl, docsite, db):
     site = docsite.site
     index(crawl, docsite)
