@@ -624,7 +624,8 @@ def find_symbols(main) -> list[Symbol]:  # noqa: ANN001 - an lxml element
     the ``<dt>`` or an empty ``<a id|name>`` at its start, DocBook's way), else the nearest heading's before it; a
     name found both ways keeps an anchor of its own (CMake lists ``Matlab_ROOT_DIR`` before its ``variable:``
     entry).
-    Names with spaces ("CREATE TABLE") are left out: a symbol is found by one word of a query.
+    A term of two to four plain words is a name too when its entry has an anchor of its own (Sphinx's glossary:
+    ``magic method``), as is a refentry's ("CREATE TABLE"): such a name is found when the whole query is that term.
     """
     found: dict[str, Symbol] = {}
     near: set[str] = set()  # names found at a heading's anchor, not their own: a later anchor of their own wins
@@ -650,10 +651,12 @@ def find_symbols(main) -> list[Symbol]:  # noqa: ANN001 - an lxml element
             own = _anchor_id(el)
             add(_term_name(el), own or last_anchor, own=bool(own))
         elif "refentry" in classes:
-            anchor = _anchor_id(el)
+            # its id, or the empty <a id|name> DocBook puts among its first children (after a separator's <div>)
+            targets = el.xpath("./a[not(@href)][@id or @name][1]")
+            anchor = el.get("id") or (targets[0].get("id") or targets[0].get("name") if targets else None)
             for names in el.xpath(".//div[contains(@class, 'refnamediv')]/p[1]"):
                 for name in _text(names).partition("\u2014")[0].split(","):
-                    if _NAME_SHAPE.fullmatch(name.strip()):
+                    if _NAME_SHAPE.fullmatch(name.strip()) or _TERM_WORDS.fullmatch(name.strip()):
                         add(name.strip(), anchor)
             last_anchor = anchor or last_anchor
         elif "fsfunc" in classes:
@@ -701,6 +704,7 @@ def find_symbols(main) -> list[Symbol]:  # noqa: ANN001 - an lxml element
 # A name as documentation shows it: an identifier, dotted or ::-joined parts, dashes inside (git-config, add.ignore-
 # errors), an option's leading dashes, C++'s ~destructor; one word.
 _NAME_SHAPE = re.compile(r"(?:--?|~)?[A-Za-z_$][\w$]*(?:(?:\.|::|-|/)[\w$]+)*(?:\(\))?")
+_TERM_WORDS = re.compile(r"[A-Za-z][\w'-]*(?: [A-Za-z0-9][\w'-]*){1,3}")  # 2 to 4 words: "magic method"
 _IDENTIFIER_LIKE = re.compile(r"[._:]|[a-z][A-Z]|^-|[A-Za-z][0-9]")  # as the search SQL tells identifiers (qkeys)
 # DocBook's inline elements for names (rendered as <code class="..."> or <span class="...">): a term holding one
 # defines that name. Not "literal" (values: <literal>on</literal>) nor "type" (work_mem's "(integer)").
@@ -734,12 +738,17 @@ def _term_name(dt) -> str:  # noqa: ANN001 - an lxml element
         if isinstance(el.tag, str) and _NAME_CLASSES & set((el.get("class") or "").split()):
             name = _text(el)
             return name if _NAME_SHAPE.fullmatch(name) else ""
-    if _anchor_id(dt):
+    own_anchor = _anchor_id(dt)
+    if own_anchor:
         for code in dt.iter("code", "tt"):
             name = _text(code)
             return name if _NAME_SHAPE.fullmatch(name) else ""
     term = _text(dt)
-    return term if _NAME_SHAPE.fullmatch(term) and _IDENTIFIER_LIKE.search(term) else ""
+    if _NAME_SHAPE.fullmatch(term) and _IDENTIFIER_LIKE.search(term):
+        return term
+    # A term of plain words under an anchor of its own is a defined term (Sphinx's glossary: <dt id="term-magic-
+    # method">magic method</dt>; DocBook's glossary and variable lists): found when a query is that term.
+    return term if own_anchor and _TERM_WORDS.fullmatch(term) else ""
 
 
 _RUSTDOC_ITEM = re.compile(

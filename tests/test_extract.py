@@ -539,7 +539,8 @@ def test_docbook_definitions_become_symbols_at_their_anchors():
         ("PQconnectdb", "runtime-config-resource"),
         ("pg_dump", "app-pgdump"),
         ("pg_dumpall", "app-pgdump"),
-    }  # not "integer" (a type beside the name), "disable" (a value), "true" (a plain word), "CREATE TABLE" (two)
+        ("CREATE TABLE", "sql-createtable"),  # the second refentry: a separator <div> before its <a id>
+    }  # not "integer" (a type beside the name), "disable" (a value), "true" (a plain word without an anchor)
     ids = [a.id for a in page.anchors]
     assert {"runtime-config-resource", "guc-work-mem", "libpq-connect-sslmode"} <= set(ids)
     work_mem = next(a for a in page.anchors if a.id == "guc-work-mem")

@@ -318,3 +318,26 @@ def test_a_whole_book_page_gives_way_to_the_chapter_it_repeats(conn, database_ur
         h.url for h in search(conn, version, "wandering albatross typeface", k=3, per_page=True)
     ]
     assert "http://h/git-config.html" in [h.url for h in search(conn, version, "add.ignoreErrors", k=3, per_page=True)]
+
+
+def test_a_query_that_is_a_defined_term_of_several_words_finds_its_definition(conn, database_url, version):
+    """Sphinx's glossary defines "magic method" (<dt id="term-magic-method">): a symbol of two words, found when
+    the whole query is that term, above a page that uses the words more often; a longer query is not the term."""
+    mock = page(version.id, "mock", [
+        ("Magic methods", "Mock supports mocking magic methods: the magic method is configured. " * 4 + FILLER,
+         "magic"),
+        ("Configuring", "A magic method of a mock returns a magic method mock by default. " + FILLER, "conf"),
+    ])  # fmt: skip
+    glossary = page(version.id, "glossary", [
+        ("Glossary", "abstract base class Abstract base classes complement duck-typing. " + FILLER, "term-abc"),
+        ("Glossary", "magic method An informal synonym for special method. " + FILLER, "term-magic-method"),
+    ], symbols=[("abstract base class", "term-abc"), ("magic method", "term-magic-method")])  # fmt: skip
+    save(database_url, [mock, glossary])
+    store.refresh_lexical_stats(conn, version.id)
+    without = search(conn, version, "magic method", k=2, per_page=True, sym_word_max_words=1)  # no phrase key
+    assert without[0].url == "http://h/mock.html"
+    hits = search(conn, version, "magic method", k=2, per_page=True)
+    assert [h.url for h in hits] == ["http://h/glossary.html", "http://h/mock.html"]
+    assert hits[0].deep_link == "http://h/glossary.html#term-magic-method"
+    longer = search(conn, version, "how to configure a magic method of a mock", k=2, per_page=True)
+    assert longer[0].url == "http://h/mock.html"

@@ -128,6 +128,13 @@ WITH stats AS MATERIALIZED (
     SELECT DISTINCT lower(w) AS key, (w ~ '[._<>:]|[a-z][A-Z]|^-|[A-Za-z][0-9]') AS ident
     FROM regexp_split_to_table(%(text)s, '[\\s,;()"''`?!]+') AS w
     WHERE w <> '' AND length(w) > 1
+), qphrase AS (
+    -- the whole query, lower-cased, as one key when it has 2 to `sym_word_max_words` words: the name of a defined
+    -- term of several words ("magic method" in a glossary, "create table")
+    SELECT p AS key, false AS ident
+    FROM (SELECT regexp_replace(lower(trim(%(text)s)), '[\\s?!.,;:]+$', '') AS q) t,
+         LATERAL (SELECT array_to_string(regexp_split_to_array(t.q, '\\s+'), ' ') AS p) j
+    WHERE array_length(regexp_split_to_array(t.q, '\\s+'), 1) BETWEEN 2 AND %(sym_word_max_words)s
 ), ident_pages AS MATERIALIZED (
     -- pages holding an identifier of the query: an identifier term ('=cmake_build_type'), or a word of letters and
     -- digits, which the `english` parser keeps whole as a lexeme ('cmp0036', 'sha256'); none: the query names no
@@ -195,8 +202,9 @@ WITH stats AS MATERIALIZED (
     SELECT (SELECT ident FROM weights) AND (SELECT count(*) FROM qkeys) <= %(ident_miss_max_words)s AS active
 ), sym AS (
     SELECT s.page_id, s.anchor, k.key, k.ident, lower(s.name) = k.key OR lower(s.name) = k.key || '()' AS exact
-    FROM symbols s JOIN qkeys k ON k.key = ANY(s.keys)
-    WHERE s.version_id = ANY(%(versions)s) AND s.keys && (SELECT array_agg(key) FROM qkeys)
+    FROM symbols s JOIN (SELECT key, ident FROM qkeys UNION SELECT key, ident FROM qphrase) k ON k.key = ANY(s.keys)
+    WHERE s.version_id = ANY(%(versions)s)
+      AND s.keys && (SELECT array_agg(key) FROM (SELECT key FROM qkeys UNION SELECT key FROM qphrase) a)
 ), sym_page AS (
     SELECT DISTINCT ON (page_id) page_id, anchor, bonus FROM (
         SELECT sym.page_id, sym.anchor,
