@@ -178,6 +178,9 @@ DOCSBOT_LLMS_TXT = os.environ.get("DOCSBOT_LLMS_TXT", "1") not in ("0", "false",
 # Keep each page's HTML, compressed (pages.html, about 15% of the HTML's size): a newer extraction then re-extracts
 # a page from it when the server answers 304, instead of downloading it again.
 DOCSBOT_KEEP_HTML = os.environ.get("DOCSBOT_KEEP_HTML", "1") not in ("0", "false", "no", "")
+# Doxygen's menu (Modules, Files, the member indexes) is drawn by JavaScript from menudata.js beside the root page:
+# requested once per run and its pages seeded, as a sitemap's; 0 asks for none (a site without one answers a 404).
+DOCSBOT_DOXYGEN_MENU = os.environ.get("DOCSBOT_DOXYGEN_MENU", "1") not in ("0", "false", "no", "")
 
 # --- What changed (docsbot/changes.py) ----------------------------------------------------------------------
 # How long a run's change log rows (page_changes: pages added, modified with their sections and a diff, deleted,

@@ -169,6 +169,7 @@ def docsbot_env(database_url: str, tmp_path: Path, **extra: str) -> dict[str, st
         # The test site has no llms.txt: asking would add two 404s to every crawl's requests (tests/test_crawl.py
         # turns it on where it tests it).
         "DOCSBOT_LLMS_TXT": "0",
+        "DOCSBOT_DOXYGEN_MENU": "0",
         "DOCSBOT_DATA_DIR": str(tmp_path / "data"),
         "DOCSBOT_MODELS_DIR": os.environ.get("DOCSBOT_MODELS_DIR", _default_models_dir()),
         "PYTHONPATH": str(ROOT),

@@ -378,3 +378,28 @@ def test_a_page_only_llms_txt_lists_is_indexed_and_a_missing_llms_txt_costs_one_
     assert not any("elsewhere" in h.path for h in site.hits)
     refresh(crawl, env={"DOCSBOT_LLMS_TXT": "1"}, prune="orphans")
     assert "/docs/hidden.html" in pages(db)  # still reachable through llms.txt: not an orphan
+
+
+def test_pages_only_doxygens_menu_links_are_indexed_and_stay_reachable(crawl, docsite, db):
+    """Doxygen draws its menu from menudata.js with JavaScript: no <a href> in any page links files.html or the
+    member indexes. The menu beside the root is read once per run and its pages seeded, so they are indexed and a
+    refresh that prunes orphans keeps them, even when every page answers 304."""
+    site = docsite.site
+    site.put("/docs/files.html", html_page("File List", "<p>Here is a list of all documented files.</p>"))
+    site.put(
+        "/docs/menudata.js",
+        'var menudata={children:[\n{text:"Main Page",url:"index.html"},\n{text:"Files",url:"files.html",'
+        'children:[\n{text:"Elsewhere",url:"https://elsewhere.example/x.html"}]}]}\n',
+        "application/javascript",
+    )
+    index(crawl, docsite, env={"DOCSBOT_DOXYGEN_MENU": "1"})
+    assert "/docs/files.html" in pages(db)
+    assert last_run(db)["doxygen_menu/links"] == 3
+    assert not any("elsewhere" in h.path for h in site.hits)
+    site.hits.clear()
+    refresh(crawl, env={"DOCSBOT_DOXYGEN_MENU": "1"}, prune="orphans")
+    assert "/docs/files.html" in pages(db)  # still reachable through the menu: not an orphan
+    assert {h.status for h in site.hits if h.path.endswith(".html")} == {304}
+    site.hits.clear()
+    refresh(crawl)  # without the menu (the tests' default), a site without one: nothing else changes
+    assert [h.path for h in site.hits if "menudata" in h.path] == []
