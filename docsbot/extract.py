@@ -884,18 +884,21 @@ def _mark_anchors(main) -> list[str]:  # noqa: ANN001
 
 def _take_anchor_marks(markdown: str, ids: list[str]) -> tuple[str, list[Anchor]]:
     """Remove the marks of :func:`_mark_anchors` from ``markdown``; each becomes an :class:`Anchor` at the
-    offset where it stood."""
+    offset where it stood, before the emphasis or code delimiters that open the text there (a Sphinx signature
+    starts inside ``<em>``: "*class* asyncio.Task(", whose section read from after the mark began "class*")."""
     if not ids:
         return markdown, []
     out: list[str] = []
     anchors: list[Anchor] = []
     pos = length = 0
     for m in _MARKS.finditer(markdown):
-        out.append(markdown[pos : m.start()])
+        before = markdown[pos : m.start()]
+        out.append(before)
         length += m.start() - pos
         index = ord(m.group(1)) - _MARK_BASE
         if index < len(ids):
-            anchors.append(Anchor(length, ids[index]))
+            opening = len(before) - len(before.rstrip("*_`"))
+            anchors.append(Anchor(length - opening, ids[index]))
         pos = m.end()
     out.append(markdown[pos:])
     return "".join(out), anchors
