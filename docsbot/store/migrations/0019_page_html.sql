@@ -5,3 +5,5 @@
 -- was not kept (DOCSBOT_KEEP_HTML=0). About 15% of the HTML's size: 7 MiB for the 48 MiB of the Python docs.
 ALTER TABLE pages ADD COLUMN html bytea;
 ALTER TABLE pages ADD COLUMN html_encoding text;
+-- Already compressed: PostgreSQL's own TOAST compression (pglz) would spend CPU on every write for nothing.
+ALTER TABLE pages ALTER COLUMN html SET STORAGE EXTERNAL;
