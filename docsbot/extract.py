@@ -492,13 +492,12 @@ def _normalize_markup(main) -> None:  # noqa: ANN001 - an lxml element
     # An asterisk inside emphasis is text (Sphinx's signatures: <em>*</em> for keyword-only, <em>**kwargs</em>), but
     # the converter, which escapes no asterisk (prose keeps "*args" readable), wrote "***" and "***kwargs*", which
     # a Markdown reader takes for delimiters. It is marked here and written escaped (extract_page: "*\**").
-    for em in main.iter("em", "i", "strong", "b"):
-        for text in em.xpath(".//text()[contains(., '*')][not(ancestor::code or ancestor::pre)]"):
-            owner, marked = text.getparent(), text.replace("*", _ASTERISK)
-            if text.is_text:
-                owner.text = marked
-            else:
-                owner.tail = marked
+    for text in _EMPHASIZED_ASTERISKS(main):
+        owner, marked = text.getparent(), text.replace("*", _ASTERISK)
+        if text.is_text:
+            owner.text = marked
+        else:
+            owner.tail = marked
     in_pre = {code for pre in pres for code in pre.iter("code")}
     for code in main.iter("code"):
         if code not in in_pre:
@@ -643,13 +642,13 @@ def find_symbols(main) -> list[Symbol]:  # noqa: ANN001 - an lxml element
         if not isinstance(el.tag, str):
             continue
         classes = (el.get("class") or "").split()
+        own = _anchor_id(el) if el.tag in _HEADING_TAGS or el.tag == "dt" else None
         if el.tag in _HEADING_TAGS:
-            last_anchor = _anchor_id(el) or last_anchor
+            last_anchor = own or last_anchor
             if "doc-heading" not in classes:  # mkdocstrings: named by its id, below
-                add(_code_heading_name(el), _anchor_id(el))
+                add(_code_heading_name(el), own)
         if el.tag == "dt" and "sig" not in classes:
-            own = _anchor_id(el)
-            add(_term_name(el), own or last_anchor, own=bool(own))
+            add(_term_name(el, own), own or last_anchor, own=bool(own))
         elif "refentry" in classes:
             # its id, or the empty <a id|name> DocBook puts among its first children (after a separator's <div>)
             targets = el.xpath("./a[not(@href)][@id or @name][1]")
@@ -729,16 +728,16 @@ def _code_heading_name(heading) -> str:  # noqa: ANN001 - an lxml element
     return name if _NAME_SHAPE.fullmatch(name) else ""
 
 
-def _term_name(dt) -> str:  # noqa: ANN001 - an lxml element
-    """The name a definition list's term defines, or "" (the rule is in :func:`find_symbols`). A term that is a
-    link (Sphinx's lists of ``os.O_RDONLY``-like constants defined elsewhere) refers to a name, not defines it."""
+def _term_name(dt, own_anchor: str | None) -> str:  # noqa: ANN001 - an lxml element
+    """The name a definition list's term defines, or "" (the rule is in :func:`find_symbols`; ``own_anchor``: the
+    term's own, :func:`_anchor_id`). A term that is a link (Sphinx's lists of ``os.O_RDONLY``-like constants
+    defined elsewhere) refers to a name, not defines it."""
     if any(_text(a) for a in dt.iter("a") if a.get("href")):
         return ""
     for el in dt.iter():
         if isinstance(el.tag, str) and _NAME_CLASSES & set((el.get("class") or "").split()):
             name = _text(el)
             return name if _NAME_SHAPE.fullmatch(name) else ""
-    own_anchor = _anchor_id(dt)
     if own_anchor:
         for code in dt.iter("code", "tt"):
             name = _text(code)
@@ -817,6 +816,11 @@ def _gidocgen_names(section) -> list[str]:  # noqa: ANN001
     return [n for n in names if re.fullmatch(r"[\w.:-]+", n)]
 
 
+# One walk for every asterisk inside emphasis, not one XPath per <em> (Sphinx puts every parameter in one).
+_EMPHASIZED_ASTERISKS = lxml.etree.XPath(
+    ".//text()[contains(., '*')][ancestor::em or ancestor::i or ancestor::strong or ancestor::b]"
+    "[not(ancestor::code or ancestor::pre)]"
+)
 _ASTERISK = "\U000f0000"  # a private-use character: an asterisk inside emphasis (_normalize_markup)
 _MARK = "\uf8ff"  # a private-use character: marks where an anchored element's text starts, then removed
 _MARK_BASE = 0xE000

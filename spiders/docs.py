@@ -361,30 +361,26 @@ class DocsSpider(scrapy.Spider):
     def parse_llms_txt(self, response: scrapy.http.Response) -> Iterator[scrapy.Request]:
         """The Markdown links of an ``llms.txt`` inside the scope become seeds, as a sitemap's entries do (an HTML
         page at that URL, a site's fallback page, is not an llms.txt)."""
-        if response.status != 200 or isinstance(response, HtmlResponse) or not hasattr(response, "text"):
-            return
-        links = []
-        for target in _MARKDOWN_LINK.findall(response.text):
-            try:
-                links.append(canonical_url(target, response.url))
-            except InvalidURL:
-                continue
-        self.crawler.stats.inc_value("docsbot/llms_txt/links", len(links))
-        yield from self._requests(links, 0)
+        yield from self._seed_file(response, _MARKDOWN_LINK, "llms_txt")
 
     def parse_doxygen_menu(self, response: scrapy.http.Response) -> Iterator[scrapy.Request]:
         """Doxygen's ``menudata.js`` beside the root page (``{text:"Files",url:"files.html"}``; requested once per
         run, a site without one answers a 404): its in-scope pages become seeds, as a sitemap's entries do, since
         the menu every page shows links them (a reader sees the links; the HTML has none)."""
+        yield from self._seed_file(response, _DOXYGEN_MENU_URL, "doxygen_menu")
+
+    def _seed_file(self, response: scrapy.http.Response, link: re.Pattern[str], stat: str) -> Iterator[scrapy.Request]:
+        """Seeds from a text file that lists pages (``link``'s first group is a URL; ``docsbot/<stat>/links``
+        counts them): a 200 that is not HTML (a site's fallback page at that URL is no such file)."""
         if response.status != 200 or isinstance(response, HtmlResponse) or not hasattr(response, "text"):
             return
         links = []
-        for target in _DOXYGEN_MENU_URL.findall(response.text):
+        for target in link.findall(response.text):
             try:
                 links.append(canonical_url(target, response.url))
             except InvalidURL:
                 continue
-        self.crawler.stats.inc_value("docsbot/doxygen_menu/links", len(links))
+        self.crawler.stats.inc_value(f"docsbot/{stat}/links", len(links))
         yield from self._requests(links, 0)
 
     def parse_sitemap(self, response: scrapy.http.Response) -> Iterator[scrapy.Request]:
