@@ -79,7 +79,10 @@ def main() -> int:
             Path(tempfile.mkdtemp(prefix="fleetpg", dir="/tmp")) / "pg", cleanup_mode="stop"
         )
     dsn = pg.get_uri()
+    from docsbot.settings import DOCSBOT_MODELS_DIR  # the user's provisioned model (make model), not under data/
+
     env = {**os.environ, "DATABASE_URL": dsn, "PYTHONPATH": str(ROOT), "DOCSBOT_DATA_DIR": str(work / "data")}
+    env["DOCSBOT_MODELS_DIR"] = DOCSBOT_MODELS_DIR
     lines: list[str] = []
     try:
         entries = []
