@@ -128,7 +128,9 @@ def _run_line(run: RunInfo) -> str:
         return f"{when}: interrupted (the process ended before the run recorded its end; pages it stored stay stored)"
     took = f"{run.elapsed_seconds:.1f}" if run.elapsed_seconds is not None else "?"
     line = (
-        f"{when}: {c.get('unchanged', 0)} unchanged, {c.get('modified', 0)} modified, {c.get('new', 0)} new, "
+        f"{when}: {c.get('unchanged', 0)} unchanged, {c.get('modified', 0)} modified"
+        + (f" ({c['reextracted']} re-extracted from stored HTML)" if c.get("reextracted") else "")
+        + f", {c.get('new', 0)} new, "
         f"{c.get('deleted', 0)} deleted, {c.get('failed', 0)} failed, {c.get('chunks_embedded', 0)} chunks embedded "
         f"in {took} s: {run.outcome}"
     )

@@ -666,12 +666,15 @@ class IndexRun:
             waiting = counts.get("vectors_waiting", 0)
             done = f"{counts.get('chunks_embedded', 0)} embedded, {counts.get('chunks_reused', 0)} reused"
             vectors = f"; vectors {'complete' if not waiting else f'{waiting} waiting'} ({done})"
+        # a page re-extracted from its stored HTML (its 304, a newer extraction) is counted as what it stores
+        reextracted = counts.get("reextracted", 0)
         logger.info(
-            "%s of %s: %d unchanged, %d modified, %d new, %d deleted, %d failed%s in %.1f s (%s)",
+            "%s of %s: %d unchanged, %d modified%s, %d new, %d deleted, %d failed%s in %.1f s (%s)",
             context.mode,
             context.label,
             counts.get("unchanged", 0),
             counts.get("modified", 0),
+            f" ({reextracted} re-extracted from stored HTML, not downloaded)" if reextracted else "",
             counts.get("new", 0),
             counts.get("deleted", 0),
             counts.get("failed", 0),

@@ -118,7 +118,9 @@ def test_pages_extracted_by_an_older_version_are_extracted_again_and_stored_reus
     if not html_kept:
         db.execute("UPDATE pages SET html = NULL, html_encoding = NULL WHERE url LIKE '%%/guide.html'")
     site.hits.clear()
-    refresh(crawl)
+    result = refresh(crawl)
+    # the run's summary line says why a page of an unchanged site is "modified"
+    assert ("1 modified (1 re-extracted from stored HTML, not downloaded)" in result.stderr) == html_kept
     hits = {h.path: h for h in site.hits if h.path.endswith(".html")}
     if html_kept:
         assert hits["/docs/guide.html"].status == 304 and hits["/docs/guide.html"].if_none_match is not None

@@ -84,6 +84,8 @@ class RunReport:
             f"{c.get('new', 0)} new, {c.get('modified', 0)} modified, {c.get('unchanged', 0)} unchanged, "
             f"{c.get('deleted', 0)} deleted, {c.get('failed', 0)} failed"
         )
+        if c.get("reextracted"):
+            counts += f", {c['reextracted']} re-extracted from stored HTML"
         if c.get("skipped/fresh"):
             counts += f", {c['skipped/fresh']} not requested (fresh)"
         took = f" in {c['elapsed_seconds']:.1f} s" if c.get("elapsed_seconds") is not None else ""
