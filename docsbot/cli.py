@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import sys
 import textwrap
 import threading
@@ -646,6 +647,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return args.func(args)
+    except BrokenPipeError:  # `docsbot search ... | head`: the reader left; no traceback (Python's signal docs)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so that flushing at exit fails no more
+        return 141  # 128 + SIGPIPE, as a shell reports a command killed by it
     except DocsbotError as exc:  # a database, model or query error the user can act on
         print(f"docsbot: {exc}", file=sys.stderr)
         return 2

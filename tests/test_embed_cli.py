@@ -57,6 +57,15 @@ def test_a_crawl_that_leaves_its_vectors_to_docsbot_embed_is_searchable_at_once_
     assert found.returncode == 0, found.stderr
     assert json.loads(found.stdout.splitlines()[0])["url"].endswith("/docs/p4.html")
 
+    # `docsbot search ... | head`: a reader that leaves early gets no traceback, and the exit status says SIGPIPE
+    piped = subprocess.Popen(
+        [sys.executable, "-m", "docsbot.cli", "search", "Paragraph", "-k", "5"],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    piped.stdout.close()
+    assert piped.wait(timeout=120) == 141 and "Traceback" not in piped.stderr.read()
+    piped.stderr.close()
+
     status = cli(env, "status")
     assert status.returncode == 0
     assert f"{chunks} chunks, 0 with a vector" in status.stdout
