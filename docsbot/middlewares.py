@@ -83,8 +83,8 @@ class AlreadyRequested(IgnoreRequest):
 class ConditionalRequestMiddleware:
     """Adds ``If-None-Match``/``If-Modified-Since`` from the request's stored validators; turns 304 into
     :class:`NotModified`. Stats: ``docsbot/conditional_requests``, ``docsbot/unchanged``,
-    ``docsbot/unchanged/304`` (not for a 304 that re-extracts the stored HTML, ``REEXTRACT_META_KEY``: the page
-    is counted by what that stores).
+    ``docsbot/unchanged/304`` (pages only: not for a seed file's 304, a sitemap's, nor for a 304 that re-extracts
+    the stored HTML, ``REEXTRACT_META_KEY``: the page is counted by what that stores).
 
     A redirect target never gets the validators of the URL that redirected: Scrapy copies headers when it follows
     a redirect (``Location`` or ``<meta http-equiv="refresh">``), and the old URL's ETag at the new URL could draw
@@ -145,7 +145,8 @@ class ConditionalRequestMiddleware:
 
     def process_response(self, request: Request, response: Response, spider: object = None) -> Response:
         if response.status == 304 and any(h in request.headers for h in _CONDITIONAL_HEADERS):
-            if not request.meta.get(REEXTRACT_META_KEY):  # else counted as what its re-extraction stores
+            # a page's (not a sitemap's...), unless its re-extraction counts it as what that stores
+            if request.meta.get(PAGE_META_KEY) and not request.meta.get(REEXTRACT_META_KEY):
                 self.stats.inc_value("docsbot/unchanged")
                 self.stats.inc_value("docsbot/unchanged/304")
             raise NotModified(response)

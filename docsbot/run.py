@@ -102,6 +102,8 @@ class IndexContext:
     run_id: int | None = None
     vectors: RunVectors | None = None  # the run's embedding worker (None: DOCSBOT_CRAWL_EMBED_WORKERS=0)
     changes_keep: timedelta | None = None  # DOCSBOT_CHANGES_KEEP: how long change log rows are kept (None: off)
+    # a refresh's stored sitemaps, llms.txt and Doxygen menu (URL → SeedFile): revalidated, seeded from on a 304
+    seed_files: dict[str, store.SeedFile] = field(default_factory=dict)
 
     @property
     def mode(self) -> str:
@@ -402,6 +404,8 @@ class IndexRun:
         await context.store.open()
         try:
             stored = await context.store.stored_pages(context.version.id)
+            if context.refresh:
+                context.seed_files = await context.store.seed_files(context.version.id)
             context.run_id = await context.store.start_run(context.version.id, context.mode)
         except store.StoreUnavailable as exc:
             logger.error("%s: the run cannot start: %s", context.label, exc)

@@ -48,7 +48,7 @@ from docsbot.middlewares import (
 )
 from docsbot.refresh import RootFailed
 from docsbot.run import check_components, count_failure, index_context
-from docsbot.store import StoreUnavailable
+from docsbot.store import SeedFile, StoreUnavailable
 from docsbot.urls import InvalidURL, canonical_url, is_download, page_key
 from docsbot.workers import ExtractionPool, ExtractionWorkerDied
 
@@ -63,6 +63,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 _FROM_STORE_META_KEY = "docsbot_from_store"  # a response rebuilt from the stored HTML after a 304
+_SEED_FILE_META_KEY = "docsbot_seed_file"  # on a request for a seed file: its kind of stat ("sitemap", "llms_txt"...)
 # Doxygen draws its menu (Modules, Files, Data Structures, the member indexes) with JavaScript from menudata.js:
 # pages linked only from there have no <a href> in any page (23 of the 57 pages of lmdb-doc were reached without).
 _DOXYGEN_MENU_URL = re.compile(r'\burl\s*:\s*"([^"]+)"')
@@ -106,7 +107,7 @@ class DocsSpider(scrapy.Spider):
             yield request
         sitemap = self.args.sitemap
         if sitemap and sitemap != "none":
-            yield scrapy.Request(sitemap, callback=self.parse_sitemap, dont_filter=True)
+            yield self._seed_file_request(sitemap, self.parse_sitemap, "sitemap")
         elif sitemap is None:  # the sitemaps robots.txt names, if any
             async for request in self._robots_sitemaps():
                 yield request
@@ -114,7 +115,7 @@ class DocsSpider(scrapy.Spider):
             yield request
         if self.settings.getbool("DOCSBOT_DOXYGEN_MENU", True):
             menu = canonical_url("menudata.js", ledger.root_url)
-            yield scrapy.Request(menu, callback=self.parse_doxygen_menu, errback=lambda _: None, dont_filter=True)
+            yield self._seed_file_request(menu, self.parse_doxygen_menu, "doxygen_menu")
         # Seeds in depth order; each page is requested once (the root included) by whichever request comes first.
         # Scrapy reads start() ahead into the scheduler whenever the downloader is full; a seed waits for the
         # scheduler to run dry instead (Scrapy's "lazy start requests"), so that a refresh of N stored pages holds
@@ -345,7 +346,7 @@ class DocsSpider(scrapy.Spider):
             except InvalidURL:
                 continue
             if urlsplit(url).netloc == self.context.scope.netloc:
-                yield scrapy.Request(url, callback=self.parse_sitemap, dont_filter=True)
+                yield self._seed_file_request(url, self.parse_sitemap, "sitemap")
 
     def _llms_txt_requests(self) -> Iterator[scrapy.Request]:
         """The site's ``llms.txt`` (https://llmstxt.org: a Markdown list of the pages that matter): the one in the
@@ -356,20 +357,67 @@ class DocsSpider(scrapy.Spider):
         root = self.context.ledger.root_url
         candidates = [canonical_url("llms.txt", root), canonical_url("/llms.txt", root)]
         for url in dict.fromkeys(candidates):
-            yield scrapy.Request(url, callback=self.parse_llms_txt, errback=lambda _: None, dont_filter=True)
+            yield self._seed_file_request(url, self.parse_llms_txt, "llms_txt")
 
-    def parse_llms_txt(self, response: scrapy.http.Response) -> Iterator[scrapy.Request]:
+    # --- seed files: sitemaps, llms.txt, Doxygen's menu ---
+
+    def _seed_file_request(self, url: str, callback: Any, stat: str) -> scrapy.Request:
+        """A request for a file that lists pages. One a refresh stored (:class:`docsbot.store.SeedFile`) is
+        revalidated with its stored validators (RFC 9110 §13.1.1-2), as a page is: its 304 seeds the crawl from
+        the links stored with it (:meth:`seed_file_failed`); an unchanged refresh downloads no seed file."""
+        request = scrapy.Request(
+            url, callback=callback, errback=self.seed_file_failed, dont_filter=True, meta={_SEED_FILE_META_KEY: stat}
+        )
+        stored = self.context.seed_files.get(request.url)
+        if stored is not None:
+            request.meta[VALIDATORS_META_KEY] = (stored.etag, stored.last_modified)
+        return request
+
+    def seed_file_failed(self, failure: Failure) -> Iterator[scrapy.Request]:
+        """A seed file's 304 (:class:`NotModified`): the links stored with it are seeds again
+        (``docsbot/<stat>/unchanged``; a sitemap index's sitemaps are each revalidated). Any other failure (a
+        404: the site has no such file; a dead server) seeds nothing and keeps what is stored."""
+        if not failure.check(NotModified):
+            return
+        request = failure.request
+        stat = request.meta[_SEED_FILE_META_KEY]
+        stored = self.context.seed_files.get(request.url)
+        if stored is None:
+            return
+        self.crawler.stats.inc_value(f"docsbot/{stat}/unchanged")
+        if stored.kind == "sitemaps":
+            for url in stored.links:
+                yield self._seed_file_request(url, self.parse_sitemap, "sitemap")
+            return
+        self.crawler.stats.inc_value(f"docsbot/{stat}/links", len(stored.links))
+        yield from self._requests(stored.links, 0)
+
+    async def _store_seed_file(self, response: scrapy.http.Response, kind: str, links: list[str]) -> None:
+        """Keep a seed file's validators and links for the next refresh (under the URL it was requested as, before
+        any redirect). Not stored (the database refused through the retries): the next run downloads it again."""
+        url = (response.meta.get("redirect_urls") or [response.request.url])[0]
+        seed = SeedFile(url, kind, _header(response, b"ETag"), _header(response, b"Last-Modified"), tuple(links))
+        try:
+            await self.context.store.save_seed_file(self.context.version.id, seed)
+        except StoreUnavailable as exc:
+            logger.warning("%s not stored for the next refresh: %s", url, exc)
+
+    async def parse_llms_txt(self, response: scrapy.http.Response) -> AsyncIterator[scrapy.Request]:
         """The Markdown links of an ``llms.txt`` inside the scope become seeds, as a sitemap's entries do (an HTML
         page at that URL, a site's fallback page, is not an llms.txt)."""
-        yield from self._seed_file(response, _MARKDOWN_LINK, "llms_txt")
+        async for request in self._seed_file(response, _MARKDOWN_LINK, "llms_txt"):
+            yield request
 
-    def parse_doxygen_menu(self, response: scrapy.http.Response) -> Iterator[scrapy.Request]:
+    async def parse_doxygen_menu(self, response: scrapy.http.Response) -> AsyncIterator[scrapy.Request]:
         """Doxygen's ``menudata.js`` beside the root page (``{text:"Files",url:"files.html"}``; requested once per
         run, a site without one answers a 404): its in-scope pages become seeds, as a sitemap's entries do, since
         the menu every page shows links them (a reader sees the links; the HTML has none)."""
-        yield from self._seed_file(response, _DOXYGEN_MENU_URL, "doxygen_menu")
+        async for request in self._seed_file(response, _DOXYGEN_MENU_URL, "doxygen_menu"):
+            yield request
 
-    def _seed_file(self, response: scrapy.http.Response, link: re.Pattern[str], stat: str) -> Iterator[scrapy.Request]:
+    async def _seed_file(
+        self, response: scrapy.http.Response, link: re.Pattern[str], stat: str
+    ) -> AsyncIterator[scrapy.Request]:
         """Seeds from a text file that lists pages (``link``'s first group is a URL; ``docsbot/<stat>/links``
         counts them): a 200 that is not HTML (a site's fallback page at that URL is no such file)."""
         if response.status != 200 or isinstance(response, HtmlResponse) or not hasattr(response, "text"):
@@ -381,9 +429,11 @@ class DocsSpider(scrapy.Spider):
             except InvalidURL:
                 continue
         self.crawler.stats.inc_value(f"docsbot/{stat}/links", len(links))
-        yield from self._requests(links, 0)
+        await self._store_seed_file(response, "pages", links)
+        for request in self._requests(links, 0):
+            yield request
 
-    def parse_sitemap(self, response: scrapy.http.Response) -> Iterator[scrapy.Request]:
+    async def parse_sitemap(self, response: scrapy.http.Response) -> AsyncIterator[scrapy.Request]:
         """Sitemap URLs inside the scope become seeds (and count as reachable); ``<lastmod>`` is not trusted:
         every page is still revalidated. A sitemap index is followed; a gzipped sitemap (``.xml.gz``) is
         decompressed with Scrapy's ``gunzip`` under the ``DOWNLOAD_MAXSIZE`` cap, as ``SitemapSpider`` does."""
@@ -395,15 +445,20 @@ class DocsSpider(scrapy.Spider):
         except Exception as exc:  # noqa: BLE001 - a broken sitemap is reported, not fatal
             logger.warning("ignoring sitemap %s: %s", response.url, exc)
             return
+        locs = []
         for entry in sitemap:
             try:
-                loc = canonical_url(entry["loc"], response.url)
+                locs.append(canonical_url(entry["loc"], response.url))
             except (InvalidURL, KeyError):
                 continue
-            if sitemap.type == "sitemapindex":
-                yield scrapy.Request(loc, callback=self.parse_sitemap, dont_filter=True)
+        index = sitemap.type == "sitemapindex"
+        await self._store_seed_file(response, "sitemaps" if index else "pages", locs)
+        for loc in locs:
+            if index:
+                yield self._seed_file_request(loc, self.parse_sitemap, "sitemap")
             else:
-                yield from self._requests([loc], 0)
+                for request in self._requests([loc], 0):
+                    yield request
 
 
 def _fresh_until(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import socket
+from urllib.parse import urlsplit
 
 import psycopg
 
@@ -389,17 +390,45 @@ def test_pages_only_doxygens_menu_links_are_indexed_and_stay_reachable(crawl, do
     site.put(
         "/docs/menudata.js",
         'var menudata={children:[\n{text:"Main Page",url:"index.html"},\n{text:"Files",url:"files.html",'
-        'children:[\n{text:"Elsewhere",url:"https://elsewhere.example/x.html"}]}]}\n',
+        'children:[\n{text:"Elsewhere",url:"https://elsewhere.example/x.html"}]},\n{text:"Members",url:"members.html"}]}\n',
         "application/javascript",
     )
-    index(crawl, docsite, env={"DOCSBOT_DOXYGEN_MENU": "1"})
-    assert "/docs/files.html" in pages(db)
-    assert last_run(db)["doxygen_menu/links"] == 3
+    site.put("/docs/members.html", html_page("Members", "<p>All documented members.</p>"))
+    site.failing["/docs/members.html"] = 503  # only the menu links it, and it is down during the index
+    index(crawl, docsite, expect=3, env={"DOCSBOT_DOXYGEN_MENU": "1"})
+    assert "/docs/files.html" in pages(db) and "/docs/members.html" not in pages(db)
+    assert last_run(db)["doxygen_menu/links"] == 4
     assert not any("elsewhere" in h.path for h in site.hits)
+    menu = site.pages["/docs/menudata.js"]
+    stored = db.execute("SELECT kind, etag, last_modified, links FROM seed_files").fetchall()
+    assert [row[:3] for row in stored] == [("pages", menu.etag, menu.last_modified)]
+    assert sorted(urlsplit(u).path for u in stored[0][3]) == [
+        "/docs/files.html",
+        "/docs/index.html",
+        "/docs/members.html",
+        "/x.html",
+    ]
+
+    # the menu is revalidated like a page: its 304 seeds the crawl from the stored links, so the page it alone
+    # links is requested although nothing was downloaded that names it
+    del site.failing["/docs/members.html"]
     site.hits.clear()
     refresh(crawl, env={"DOCSBOT_DOXYGEN_MENU": "1"}, prune="orphans")
+    assert [(h.status, h.if_none_match) for h in site.hits_for("/docs/menudata.js")] == [(304, menu.etag)]
     assert "/docs/files.html" in pages(db)  # still reachable through the menu: not an orphan
-    assert {h.status for h in site.hits if h.path.endswith(".html")} == {304}
+    assert "/docs/members.html" in pages(db)
+    run = last_run(db)
+    assert run["doxygen_menu/unchanged"] == 1 and run["new"] == 1 and run["unchanged"] == len(pages(db)) - 1
+    site.hits.clear()
+    refresh(crawl, env={"DOCSBOT_DOXYGEN_MENU": "1"}, prune="orphans")
+    assert {h.status for h in site.hits if not h.path.endswith("robots.txt")} == {304}  # nothing downloaded
+
+    # a new menu (a page added to it) is downloaded and its links stored in place of the old ones
+    site.put("/docs/classes.html", html_page("Classes", "<p>The documented classes.</p>"))
+    site.put("/docs/menudata.js", 'var menudata={children:[{text:"Classes",url:"classes.html"}]}', "text/javascript")
+    refresh(crawl, env={"DOCSBOT_DOXYGEN_MENU": "1"})
+    assert "/docs/classes.html" in pages(db)
+    assert [urlsplit(u).path for (u,) in db.execute("SELECT unnest(links) FROM seed_files")] == ["/docs/classes.html"]
     site.hits.clear()
     refresh(crawl)  # without the menu (the tests' default), a site without one: nothing else changes
     assert [h.path for h in site.hits if "menudata" in h.path] == []

@@ -90,6 +90,31 @@ def test_a_sitemap_index_and_a_gzipped_sitemap_are_followed(crawl, docsite, db):
     assert set(pages(db)) == DOC_PAGES | {"/docs/plain.html", "/docs/zipped.html"}
     assert "Listed in a gzipped sitemap." in "".join(c for _, c in chunks(db)["/docs/zipped.html"])
 
+    # a refresh revalidates the sitemaps as it does pages: all 304, the pages they list still seeded
+    sitemaps = ("/docs/sitemap.xml", "/docs/sitemap-plain.xml", "/docs/sitemap-zipped.xml.gz")
+    site.hits.clear()
+    refresh(crawl, sitemap=f"{docsite.url}/docs/sitemap.xml", prune="orphans")
+    assert {h.path: (h.status, h.if_none_match) for h in site.hits if h.path in sitemaps} == {
+        path: (304, site.pages[path].etag) for path in sitemaps
+    }
+    assert {h.status for h in site.hits if h.path.endswith(".html")} == {304}
+    assert set(pages(db)) == DOC_PAGES | {"/docs/plain.html", "/docs/zipped.html"}  # not orphans
+    assert last_run(db)["sitemap/unchanged"] == 3
+
+    # one sitemap changes: only it is downloaded, and the page it adds is indexed
+    site.put("/docs/more.html", html_page("More", "<p>Added to the plain sitemap.</p>"))
+    site.put(
+        "/docs/sitemap-plain.xml",
+        _sitemap([f"{docsite.url}/docs/plain.html", f"{docsite.url}/docs/more.html"]),
+        "application/xml",
+    )
+    site.hits.clear()
+    refresh(crawl, sitemap=f"{docsite.url}/docs/sitemap.xml")
+    assert [(h.path, h.status) for h in site.hits if h.path in sitemaps and h.status == 200] == [
+        ("/docs/sitemap-plain.xml", 200)
+    ]
+    assert "/docs/more.html" in pages(db)
+
 
 def test_robots_txt_is_fetched_once_per_run_and_its_sitemaps_are_used(crawl, docsite, db):
     site = docsite.site

@@ -29,7 +29,7 @@ from docsbot.store.connection import (
     resolve_dsn,
     retry_sync,
 )
-from docsbot.store.pages import PageStore, SavedPage, find_pages, page_chunks
+from docsbot.store.pages import PageStore, SavedPage, SeedFile, find_pages, page_chunks
 from docsbot.store.queue import waiting_chunks
 from docsbot.store.ranking import SEARCH_DEFAULTS, SearchHit, refresh_lexical_stats, search, symbol_keys
 from docsbot.store.runs import (
@@ -64,6 +64,7 @@ __all__ = [
     "SavedPage",
     "SchemaBehind",
     "SearchHit",
+    "SeedFile",
     "StoreUnavailable",
     "VersionRow",
     "bind_model",

@@ -69,6 +69,19 @@ _UPDATE_PAGE = """
 
 
 @dataclass(frozen=True)
+class SeedFile:
+    """A stored seed file (migration 0020): a sitemap, llms.txt or Doxygen ``menudata.js`` of the version, the
+    validators it last answered 200 with and the links it listed then (canonical URLs; page URLs for ``kind``
+    ``"pages"``, sitemap URLs for ``"sitemaps"``, a sitemap index)."""
+
+    url: str
+    kind: str
+    etag: str | None
+    last_modified: str | None
+    links: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class SavedPage:
     """What :meth:`PageStore.save_page` wrote: the page's id, and of its chunks (when its content changed) how
     many took over a vector already stored for their text (``reused``) and how many wait for one (``waiting``)."""
@@ -193,6 +206,40 @@ class PageStore:
             return stored
 
         return await self._retrying("loading the stored pages", load)
+
+    async def seed_files(self, version_id: int) -> dict[str, SeedFile]:
+        """The version's stored seed files, keyed by URL. Retried; raises :class:`StoreUnavailable`."""
+
+        async def load() -> dict[str, SeedFile]:
+            async with self._pool.connection() as conn:
+                cur = await conn.execute(
+                    "SELECT url, kind, etag, last_modified, links FROM seed_files WHERE version_id = %s", (version_id,)
+                )
+                return {row[0]: SeedFile(*row[:4], tuple(row[4])) for row in await cur.fetchall()}
+
+        return await self._retrying("loading the seed files", load)
+
+    async def save_seed_file(self, version_id: int, seed: SeedFile) -> None:
+        """Store a seed file's validators and links (replacing what was stored for its URL); with neither an ETag
+        nor a Last-Modified nothing could revalidate it, so its row is deleted instead. Retried; raises
+        :class:`StoreUnavailable`."""
+
+        async def save() -> None:
+            async with self._pool.connection() as conn:
+                if seed.etag is None and seed.last_modified is None:
+                    await conn.execute(
+                        "DELETE FROM seed_files WHERE version_id = %s AND url = %s", (version_id, seed.url)
+                    )
+                    return
+                await conn.execute(
+                    "INSERT INTO seed_files (version_id, url, kind, etag, last_modified, links) "
+                    "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (version_id, url) DO UPDATE SET kind = excluded.kind, "
+                    "etag = excluded.etag, last_modified = excluded.last_modified, links = excluded.links, "
+                    "fetched_at = now()",
+                    (version_id, seed.url, seed.kind, seed.etag, seed.last_modified, list(seed.links)),
+                )
+
+        await self._retrying("storing a seed file", save)
 
     async def page_html(self, page_id: int) -> tuple[bytes, str | None] | None:
         """A stored page's HTML (decompressed) and the encoding it was read with, or ``None`` when none is stored.
