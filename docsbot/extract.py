@@ -49,8 +49,9 @@ __all__ = [
 # definitions of DocBook (terms, refentries, function synopses), AsciiDoc (labelled lists), mkdocstrings, Doxygen
 # and all-code headings are symbols; DocBook's anchors inside headings and terms are anchors; Doxygen's banner,
 # permalinks and footer are chrome, its title the <h1>; table rows without text dropped; an asterisk inside
-# emphasis escaped.
-EXTRACTOR_VERSION = 5
+# emphasis escaped; 6: headings of plain text shaped as a member or a call (Docusaurus: ".code(statusCode)") and
+# all-code headings with parameters ("decorate(name, value)") are symbols.
+EXTRACTOR_VERSION = 6
 
 MAIN_CONTENT_XPATHS = (
     "//*[@itemprop='articleBody']",
@@ -704,6 +705,10 @@ def find_symbols(main) -> list[Symbol]:  # noqa: ANN001 - an lxml element
 # errors), an option's leading dashes, C++'s ~destructor; one word.
 _NAME_SHAPE = re.compile(r"(?:--?|~)?[A-Za-z_$][\w$]*(?:(?:\.|::|-|/)[\w$]+)*(?:\(\))?")
 _TERM_WORDS = re.compile(r"[A-Za-z][\w'-]*(?: [A-Za-z0-9][\w'-]*){1,3}")  # 2 to 4 words: "magic method"
+# A call's parameter list at the end of a heading: "()", "(name, value, [dependencies])", "(schema | httpPart)".
+_CALL_ARGUMENTS = re.compile(r"\((?:[^()]|\([^()]*\))*\)$")
+# A heading of plain text naming a member (".statusCode") or a call (".code(statusCode)", "reply.send(data)").
+_MEMBER_HEADING = re.compile(r"\.?([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)(\((?:[^()]|\([^()]*\))*\))?")
 _IDENTIFIER_LIKE = re.compile(r"[._:]|[a-z][A-Z]|^-|[A-Za-z][0-9]")  # as the search SQL tells identifiers (qkeys)
 # DocBook's inline elements for names (rendered as <code class="..."> or <span class="...">): a term holding one
 # defines that name. Not "literal" (values: <literal>on</literal>) nor "type" (work_mem's "(integer)").
@@ -715,17 +720,23 @@ _NAME_CLASSES = frozenset(
 
 def _code_heading_name(heading) -> str:  # noqa: ANN001 - an lxml element
     """The name a heading that is all code defines (Markdown's ``## `useData` ``: mdBook, VitePress, Docusaurus,
-    MkDocs pages documenting an API or a configuration key), or "". A permalink's glyph (``¶``, ``#``, a zero-width
-    space) after the code does not count."""
+    MkDocs pages documenting an API or a configuration key; with its parameters, ``## `decorate(name, value)` ``
+    defines ``decorate``), or "". A heading of plain text defines a name when it is shaped as a member or a call:
+    ``.statusCode``, ``.code(statusCode)``, ``reply.header(key, value)`` (Fastify's Docusaurus reference; a plain
+    word or phrase, or a call without parameters, never is). A permalink's glyph (``¶``, ``#``, a zero-width
+    space) after it does not count."""
+    text = _PILCROW.sub("", _text(heading).replace("\u200b", "")).strip()
     codes = heading.xpath(".//code")
-    if len(codes) != 1:
+    if len(codes) == 1 and _text(codes[0]) == text:
+        name = _CALL_ARGUMENTS.sub("", text)
+        return name if _NAME_SHAPE.fullmatch(name) else ""
+    if codes:
         return ""
-    name = _text(codes[0])
-    rest = _PILCROW.sub("", _text(heading).replace("\u200b", "")).strip()
-    if rest != name:
+    member = _MEMBER_HEADING.fullmatch(text)
+    if not member or "memtitle" in (heading.get("class") or "").split():  # Doxygen's: qualified in find_symbols
         return ""
-    name = name.removesuffix("()")
-    return name if _NAME_SHAPE.fullmatch(name) else ""
+    # a call with parameters, or a member; not "Py_RunMain()" (a Sphinx section that its signature names below)
+    return member.group(1) if text.startswith(".") or (member.group(2) or "()") != "()" else ""
 
 
 def _term_name(dt, own_anchor: str | None) -> str:  # noqa: ANN001 - an lxml element

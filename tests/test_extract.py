@@ -575,6 +575,21 @@ def test_terms_that_name_identifiers_are_symbols_links_and_words_are_not():
     </main></body></html>"""
     page = extract_page(markdown_built, "http://h/reference/runtime-api.html")
     assert [(s.name, s.anchor) for s in page.symbols] == [("useData", "usedata"), ("withBase", "withbase")]
+    # Docusaurus (Fastify's reference): members and calls as plain-text headings, code headings with parameters
+    docusaurus = """<html><body><main><article><h1 id="reply">Reply</h1><h4 id="properties">Properties</h4>
+    <h5 class="anchor" id="statuscode">.statusCode<a href="#statuscode" class="hash-link">\u200b</a></h5>
+    <p>The HTTP status code.</p>
+    <h5 class="anchor" id="codestatuscode">.code(statusCode)<a href="#codestatuscode" class="hash-link">\u200b</a></h5>
+    <h6 id="objects">Objects</h6><p>Not a name: a word.</p><h6 id="node">Node.js</h6><p>Nor a product.</p>
+    <h3 id="decorate"><code>decorate(name, value, [dependencies])</code><a class="hash-link" href="#d">\u200b</a></h3>
+    <h3 id="runmain">Py_RunMain()</h3><p>A section a signature below defines; not at the section.</p>
+    </article></main></body></html>"""
+    page = extract_page(docusaurus, "http://h/Reference/Reply/")
+    assert [(s.name, s.anchor) for s in page.symbols] == [
+        ("statusCode", "statuscode"),
+        ("code", "codestatuscode"),
+        ("decorate", "decorate"),
+    ]
 
 
 def test_doxygen_pages_lose_their_banner_and_separator_rows():
