@@ -11,7 +11,8 @@ embedder (they measure crawling and refresh, not the CPU's embedding speed). Pha
    validators), one after the other: the sync's wall time against the sum of the passes' (target <= 1.25);
 3. three of the seven made due, then ``docsbot sync --due``: requests per site from the nginx logs (only the due
    sites may see any);
-4. warm ``search_docs`` latency through MCP, library-filtered, on Python and on CMake (bench/mcp_latency.py), and
+4. warm ``search_docs`` latency through MCP, library-filtered, on Python and on CMake (bench/mcp_latency.py; CMake
+   with its own questions of ``make eval``, not Python's), and
    ``eval/run.py`` on both against this database (the same figures as with one library indexed?).
 
 Hours on 2 cores (most of it the first sync). Writes the "Fleet" section of BENCHMARKS.md with ``--write``::
@@ -163,14 +164,10 @@ def main() -> int:
         latency = {}
         for library in ("python", "cmake"):
             if library in names:
-                cmd = [
-                    sys.executable,
-                    str(ROOT / "bench/mcp_latency.py"),
-                    "--library",
-                    library,
-                    "-n",
-                    str(args.mcp_calls),
-                ]
+                cmd = [sys.executable, str(ROOT / "bench/mcp_latency.py"), "--library", library]
+                cmd += ["-n", str(args.mcp_calls)]
+                for query in library_questions(library):  # a library's own questions (built-in Python ones else)
+                    cmd += ["--query", query]
                 proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
                 latency[library] = json.loads(proc.stdout) if proc.returncode == 0 else {"error": proc.stderr[-500:]}
         eval_rows = ""
@@ -232,6 +229,15 @@ def bench_pages(bench: Bench) -> dict[str, int]:
             "LEFT JOIN pages p ON p.version_id = v.id GROUP BY l.name, v.name ORDER BY l.name"
         ).fetchall()
     return {label(lib, ver): n for lib, ver, n in rows}
+
+
+def library_questions(library: str) -> list[str]:
+    """The questions of ``make eval`` about ``library`` (eval/queries/questions.jsonl); none for Python, whose
+    latency uses bench/mcp_latency.py's own queries as ``make bench`` does."""
+    if library == "python":
+        return []
+    lines = (ROOT / "eval/queries/questions.jsonl").read_text().splitlines()
+    return [q["query"] for q in map(json.loads, filter(None, lines)) if q["corpus"] == library]
 
 
 def stored_pages(dsn: str) -> int:
