@@ -63,12 +63,18 @@ def test_validators_copied_to_a_redirect_target_are_removed(mw):
 
 
 def test_304_to_a_conditional_request_is_short_circuited(mw):
-    request = Request("http://h/a.html", meta={VALIDATORS_META_KEY: (ETAG, None)})
+    request = Request("http://h/a.html", meta={VALIDATORS_META_KEY: (ETAG, None), PAGE_META_KEY: True})
     mw.process_request(request)
     with pytest.raises(NotModified) as raised:
         mw.process_response(request, Response("http://h/a.html", status=304))
     assert raised.value.response.status == 304
     assert mw.stats.get_value("docsbot/unchanged") == 1
+    # a sitemap's (or llms.txt's) 304 is short-circuited alike but is no unchanged page
+    sitemap = Request("http://h/sitemap.xml", meta={VALIDATORS_META_KEY: (ETAG, None)})
+    mw.process_request(sitemap)
+    with pytest.raises(NotModified):
+        mw.process_response(sitemap, Response("http://h/sitemap.xml", status=304))
+    assert mw.stats.get_value("docsbot/unchanged") == 1 and mw.stats.get_value("docsbot/conditional_requests") == 2
 
 
 def test_other_responses_pass_through(mw):
