@@ -385,12 +385,18 @@ class DocsSpider(scrapy.Spider):
         if stored is None:
             return
         self.crawler.stats.inc_value(f"docsbot/{stat}/unchanged")
-        if stored.kind == "sitemaps":
-            for url in stored.links:
+        if stored.kind != "sitemaps":
+            self.crawler.stats.inc_value(f"docsbot/{stat}/links", len(stored.links))
+        yield from self._seed_file_links(stored.kind, stored.links)
+
+    def _seed_file_links(self, kind: str, links: Iterable[str]) -> Iterator[scrapy.Request]:
+        """Requests for the links of a seed file of ``kind`` (:class:`docsbot.store.SeedFile`), downloaded or
+        stored: pages, or a sitemap index's sitemaps."""
+        if kind == "sitemaps":
+            for url in links:
                 yield self._seed_file_request(url, self.parse_sitemap, "sitemap")
-            return
-        self.crawler.stats.inc_value(f"docsbot/{stat}/links", len(stored.links))
-        yield from self._requests(stored.links, 0)
+        else:
+            yield from self._requests(links, 0)
 
     async def _store_seed_file(self, response: scrapy.http.Response, kind: str, links: list[str]) -> None:
         """Keep a seed file's validators and links for the next refresh (under the URL it was requested as, before
@@ -430,7 +436,7 @@ class DocsSpider(scrapy.Spider):
                 continue
         self.crawler.stats.inc_value(f"docsbot/{stat}/links", len(links))
         await self._store_seed_file(response, "pages", links)
-        for request in self._requests(links, 0):
+        for request in self._seed_file_links("pages", links):
             yield request
 
     async def parse_sitemap(self, response: scrapy.http.Response) -> AsyncIterator[scrapy.Request]:
@@ -451,14 +457,10 @@ class DocsSpider(scrapy.Spider):
                 locs.append(canonical_url(entry["loc"], response.url))
             except (InvalidURL, KeyError):
                 continue
-        index = sitemap.type == "sitemapindex"
-        await self._store_seed_file(response, "sitemaps" if index else "pages", locs)
-        for loc in locs:
-            if index:
-                yield self._seed_file_request(loc, self.parse_sitemap, "sitemap")
-            else:
-                for request in self._requests([loc], 0):
-                    yield request
+        kind = "sitemaps" if sitemap.type == "sitemapindex" else "pages"
+        await self._store_seed_file(response, kind, locs)
+        for request in self._seed_file_links(kind, locs):
+            yield request
 
 
 def _fresh_until(
