@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from docsbot.errors import DocsbotError
+from docsbot.network import NETWORK_MODES
 from docsbot.render import RENDER_MODES
 from docsbot.urls import InvalidURL, canonical_url
 
@@ -52,13 +53,16 @@ def _optional_int(name: str, value: Any, minimum: int) -> int | None:
 
 def parse_duration(value: Any) -> timedelta | None:
     """``45s``, ``30m``, ``12h``, ``7d``, ``2w`` (a number and a unit) as a timedelta; ``None`` for ``0``, ``''`` or
-    ``None``. Raises ``ValueError`` for anything else."""
+    ``None``. Raises ``ValueError`` for anything else, a duration too long for a timedelta included."""
     if value in (None, "", "0", 0):
         return None
     m = _DURATION.match(str(value).lower())
     if not m:
         raise ValueError(f"a duration is like 45s, 30m, 12h, 7d or 2w; got {value!r}")
-    return timedelta(seconds=float(m.group(1)) * _DURATION_UNITS[m.group(2)])
+    try:
+        return timedelta(seconds=float(m.group(1)) * _DURATION_UNITS[m.group(2)])
+    except OverflowError:
+        raise ValueError(f"a duration of at most 999999999 days; got {value!r}") from None
 
 
 def _duration(name: str, value: Any) -> timedelta | None:
@@ -111,6 +115,7 @@ class CrawlArguments:
     sitemap: str | None = None
     render: str | None = None
     freshness: str | None = None
+    network: str | None = None
 
     @classmethod
     def parse(
@@ -127,6 +132,7 @@ class CrawlArguments:
         sitemap: str | None = None,
         render: str | None = None,
         freshness: str | None = None,
+        network: str | None = None,
     ) -> CrawlArguments:
         mode = (mode or ("full" if url else "refresh")).strip().lower()
         if mode not in MODES:
@@ -157,6 +163,10 @@ class CrawlArguments:
             freshness = freshness.strip().lower()
             if freshness not in FRESHNESS:
                 raise SpiderArgumentError(f"-a freshness must be one of {', '.join(FRESHNESS)}, got {freshness!r}")
+        if network is not None:
+            network = network.strip().lower()
+            if network not in NETWORK_MODES:
+                raise SpiderArgumentError(f"-a network must be one of {', '.join(NETWORK_MODES)}, got {network!r}")
         return cls(
             url=url,
             library=library.strip(),
@@ -170,6 +180,7 @@ class CrawlArguments:
             sitemap=sitemap or None,
             render=render,
             freshness=freshness,
+            network=network,
         )
 
     def resolve(self, root_url: str | None = None, stored: dict[str, Any] | None = None) -> CrawlSettings:
@@ -195,6 +206,7 @@ class CrawlSettings:
     prune: str
     render: str
     freshness: str = "validators"
+    network: str = "any"
 
     def stored(self) -> dict[str, Any]:
         """The crawl settings a full index stores on its version (``versions.settings``) for later refreshes."""
@@ -204,6 +216,7 @@ class CrawlSettings:
             "prune": self.prune,
             "render": self.render,
             "freshness": self.freshness,
+            "network": self.network,
         }
 
 
@@ -219,6 +232,7 @@ def _resolve(args: CrawlArguments, root_url: str | None, stored: dict[str, Any])
         prune=pick("prune") or "none",
         render=pick("render") or "none",
         freshness=pick("freshness") or "validators",
+        network=pick("network") or "any",
     )
 
 

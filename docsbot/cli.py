@@ -277,14 +277,14 @@ def cmd_export(args: argparse.Namespace) -> int:
             label = version_label(target.library, target.name)
             count = 0
             if args.format == "pages":
-                out = Path(args.output or f"{target.library}-{target.name or 'docs'}")
+                out = Path(args.output or _file_name(f"{target.library}-{target.name or 'docs'}"))
                 for url, title, markdown in pages:
                     path = out / _page_path(url, target.root_url)
                     path.parent.mkdir(parents=True, exist_ok=True)
                     path.write_text(f"# {title}\n\nSource: {url}\n\n{_without_title(markdown, title)}\n")
                     count += 1
             else:
-                out = Path(args.output or f"{target.library}-{target.name or 'docs'}-llms-full.txt")
+                out = Path(args.output or _file_name(f"{target.library}-{target.name or 'docs'}-llms-full.txt"))
                 with out.open("w", encoding="utf-8") as f:
                     f.write(f"# {label}\n\n> Documentation of {label}, from {target.root_url}\n\n")
                     for url, title, markdown in pages:
@@ -295,6 +295,16 @@ def cmd_export(args: argparse.Namespace) -> int:
         return 1
     print(f"exported {count} pages of {label} to {out}")
     return 0
+
+
+def _file_name(name: str) -> str:
+    """``name`` as one file name in the working directory: characters other than letters, digits and ``@+._-``
+    become ``_``, runs of dots one dot, and leading dots and ``_`` go: a library named ``../x`` or ``/etc/x``
+    cannot write elsewhere."""
+    import re
+
+    name = re.sub(r"\.{2,}", ".", re.sub(r"[^\w@+.-]+", "_", name, flags=re.ASCII))
+    return name.lstrip("._") or "docs"
 
 
 def _without_title(markdown: str, title: str) -> str:
@@ -518,7 +528,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     from docsbot.mcp_server import UsageError, serve  # the MCP SDK is imported only by this command
 
     try:
-        return serve(http=args.http, allow_refresh=args.allow_refresh)
+        return serve(http=args.http, allow_refresh=args.allow_refresh, allowed_networks=_allowed_networks(args))
     except UsageError as exc:
         print(f"docsbot mcp: {exc}", file=sys.stderr)
         return 2
@@ -529,10 +539,32 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from docsbot.web import build_app
 
     try:
-        return serve(http=args.http, allow_refresh=args.allow_writes, pages=build_app)
+        return serve(
+            http=args.http, allow_refresh=args.allow_writes, pages=build_app, allowed_networks=_allowed_networks(args)
+        )
     except UsageError as exc:
         print(f"docsbot serve: {exc}", file=sys.stderr)
         return 2
+
+
+def _allowed_networks(args: argparse.Namespace) -> list[str]:
+    """``--allow-network`` values, and ``*`` for ``--allow-private-networks``."""
+    return [*(args.allow_network or []), *(["*"] if args.allow_private_networks else [])]
+
+
+def _network_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--allow-network",
+        action="append",
+        metavar="NET|HOST",
+        help="crawls a caller starts may also reach this network (10.0.0.0/8) or host (docs.internal); repeatable; "
+        "adds to DOCSBOT_ALLOWED_NETWORKS (default: public addresses only)",
+    )
+    command.add_argument(
+        "--allow-private-networks",
+        action="store_true",
+        help="crawls a caller starts may reach any address, loopback and private ones included (trusted callers only)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -583,6 +615,7 @@ def build_parser() -> argparse.ArgumentParser:
     mcp.add_argument(
         "--allow-refresh", action="store_true", help="add the refresh_library and get_run tools (read-only otherwise)"
     )
+    _network_options(mcp)
     mcp.set_defaults(func=cmd_mcp)
     changes = sub.add_parser("changes", help="what refreshes changed: pages added, modified (sections, diff), deleted")
     changes.add_argument("library", metavar="LIBRARY[@VERSION]")
@@ -636,6 +669,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="allow refreshing and removing library versions (read-only otherwise)",
     )
+    _network_options(serve)
     serve.set_defaults(func=cmd_serve)
     return parser
 

@@ -38,6 +38,7 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from psycopg_pool import PoolTimeout
 from pydantic import Field
@@ -218,10 +219,19 @@ def build_server(index: DocsIndex, token: str | None = None, base_url: str = "ht
             refresh: Annotated[
                 str | None, Field(max_length=16, description="refresh it on this schedule: 1d, 12h, 2w; default never")
             ] = None,
+            max_pages: Annotated[
+                int | None, Field(ge=1, description="request at most this many pages; default and cap: the server's")
+            ] = None,
+            max_depth: Annotated[
+                int | None, Field(ge=0, description="follow links at most this deep; default and cap: the server's")
+            ] = None,
         ) -> RefreshResult:
             """Index a new library version from its docs' root URL (only pages under that URL's directory are
-            crawled). Returns at once with a run_id; poll get_run. Optionally keep it fresh on a schedule."""
-            return await _call(index.index, url, library, version, refresh)
+            crawled; only public addresses, unless the server allows more). Returns at once with a run_id; poll
+            get_run. Optionally keep it fresh on a schedule."""
+            return await _call(
+                lambda: index.index(url, library, version, refresh, max_pages=max_pages, max_depth=max_depth)
+            )
 
         @_tool(server, ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False))
         async def remove_library(
@@ -329,6 +339,21 @@ def parse_http_address(value: str) -> tuple[str, int]:
     return host, int(port)
 
 
+def transport_security(host: str, port: int = 0) -> TransportSecuritySettings | None:
+    """The MCP SDK's DNS-rebinding protection (``Host`` and ``Origin`` checked) for a loopback bind: the SDK turns
+    it on by itself only for 127.0.0.1, localhost and ::1; any 127/8 address (or ``localhost``) is served without a
+    token here, so only loopback names (the bound address's among them) are accepted, on any port. Off loopback a
+    token guards every request: ``None`` (the SDK's default)."""
+    if not is_loopback(host):
+        return None
+    names = {host if ":" not in host else f"[{host}]", "127.0.0.1", "localhost", "[::1]"}
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=sorted(f"{name}:*" for name in names),
+        allowed_origins=sorted(f"http://{name}:*" for name in names),
+    )
+
+
 def is_loopback(host: str) -> bool:
     if host == "localhost":
         return True
@@ -363,10 +388,18 @@ async def _serve_http(app: ASGIApp, host: str, port: int, banner: str) -> None:
 PagesFactory = Callable[[DocsIndex, MCPServer, "str | None", str], "ASGIApp"]
 
 
-def serve(http: str | None = None, allow_refresh: bool = False, *, pages: PagesFactory | None = None) -> int:
+def serve(
+    http: str | None = None,
+    allow_refresh: bool = False,
+    *,
+    pages: PagesFactory | None = None,
+    allowed_networks: list[str] | None = None,
+) -> int:
     """Run the server until the client goes away (stdio) or the process is stopped (HTTP). Returns the exit
     code. ``pages``: ``docsbot serve``, which serves the app ``pages(index, mcp_server, token, host)`` builds (the
-    web pages with ``/mcp`` among them) instead of the MCP transport alone; it needs ``http``. Raises
+    web pages with ``/mcp`` among them) instead of the MCP transport alone; it needs ``http``.
+    ``allowed_networks``: what crawls started from the network may reach besides public addresses
+    (``--allow-network``, ``*`` for ``--allow-private-networks``), added to ``DOCSBOT_ALLOWED_NETWORKS``. Raises
     :class:`UsageError` for a bad address or a non-loopback bind without ``DOCSBOT_MCP_TOKEN``,
     :class:`docsbot.store.DatabaseError` / :class:`docsbot.embedding.EmbeddingModelError` when the database or
     the model cannot be reached, before anything is served."""
@@ -389,7 +422,11 @@ def serve(http: str | None = None, allow_refresh: bool = False, *, pages: PagesF
             store.check_schema(conn)  # read-only: a reader never migrates (nor races a writer's migration)
         except store.NoSchema:
             logger.warning("nothing is indexed in this database yet: the answers say so until a crawl indexes a site")
-    index = DocsIndex(settings, dsn, load_embedder(settings), allow_writes=allow_refresh)
+    allowed = " ".join([str(settings.get("DOCSBOT_ALLOWED_NETWORKS") or ""), *(allowed_networks or [])]).strip()
+    try:
+        index = DocsIndex(settings, dsn, load_embedder(settings), allow_writes=allow_refresh, allowed_networks=allowed)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     base_url = f"http://{address[0]}:{address[1]}/" if address is not None else "http://127.0.0.1/"
     server = build_server(index, token if address is not None else None, base_url)
     # SIGTERM (and uvicorn re-raising it after a graceful shutdown) ends the process through the cleanup below.
@@ -403,7 +440,7 @@ def serve(http: str | None = None, allow_refresh: bool = False, *, pages: PagesF
             if address is None:
                 anyio.run(server.run_stdio_async)
             elif pages is None:
-                app = server.streamable_http_app(host=address[0])
+                app = server.streamable_http_app(host=address[0], transport_security=transport_security(*address))
                 anyio.run(_serve_http, app, address[0], address[1], "docsbot mcp: serving {url}/mcp")
             else:
                 app = pages(index, server, token, address[0])

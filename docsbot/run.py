@@ -41,7 +41,7 @@ from scrapy.exceptions import CloseSpider, DontCloseSpider, DropItem, NotConfigu
 from scrapy.utils.conf import build_component_list
 from scrapy.utils.misc import load_object
 
-from docsbot import store
+from docsbot import network, store
 from docsbot.arguments import CrawlArguments, CrawlSettings, SpiderArgumentError, parse_duration
 from docsbot.embedding import EmbeddingModelError, load_embedder
 from docsbot.errors import DocsbotError
@@ -331,11 +331,13 @@ class IndexRun:
                         f"(indexed: {known or 'none'}); index it first with -a url=ROOT_URL"
                     )
                 crawl = args.resolve(existing.root_url, existing.settings)
+                self._guard_network(settings, crawl)
                 render = self._rendering(crawler, crawl.render)
                 self._lock = store.lock_version(dsn, existing)
                 version = existing
             else:
                 crawl = args.resolve()
+                self._guard_network(settings, crawl)
                 render = self._rendering(crawler, crawl.render)
                 if existing is not None:
                     self._lock = store.lock_version(dsn, existing)
@@ -364,7 +366,7 @@ class IndexRun:
         if settings.getint("DOCSBOT_CRAWL_EMBED_WORKERS", 1) > 0:
             context.vectors = RunVectors(dsn, embedder, settings, version, label)
         logger.info(
-            "%s of %s from %s (scope %s%s, max_depth=%s, max_pages=%s, prune=%s, render=%s)",
+            "%s of %s from %s (scope %s%s, max_depth=%s, max_pages=%s, prune=%s, render=%s%s)",
             args.mode,
             context.label,
             crawl.root_url,
@@ -374,8 +376,41 @@ class IndexRun:
             crawl.max_pages,
             crawl.prune,
             crawl.render if render.all_pages or not render.enabled else "DOCSBOT_RENDER_URLS",
+            ", network=public" if crawl.network == "public" else "",
         )
         return context
+
+    @staticmethod
+    def _guard_network(settings: BaseSettings, crawl: CrawlSettings) -> None:
+        """``-a network=public`` (a crawl started from the network): this process connects only to public addresses
+        and ``DOCSBOT_ALLOWED_NETWORKS`` (:mod:`docsbot.network`), enforced by :class:`docsbot.resolver.
+        GuardedResolver`, which must be the process's resolver; nothing is rendered (a browser resolves and
+        connects on its own). Raises :class:`SpiderArgumentError` when the guard cannot hold."""
+        if crawl.network != "public":
+            network.restrict(None)
+            return
+        from docsbot.resolver import GuardedResolver
+
+        try:
+            policy = network.NetworkPolicy.public(settings.get("DOCSBOT_ALLOWED_NETWORKS"))
+        except ValueError as exc:
+            raise SpiderArgumentError(str(exc)) from None
+        resolver = load_object(settings.get("TWISTED_DNS_RESOLVER"))
+        if not (isinstance(resolver, type) and issubclass(resolver, GuardedResolver)):
+            raise SpiderArgumentError(
+                f"-a network=public needs TWISTED_DNS_RESOLVER = docsbot.resolver.GuardedResolver (it is "
+                f"{settings.get('TWISTED_DNS_RESOLVER')}): only that resolver keeps the crawl off private addresses"
+            )
+        try:
+            render = RenderPolicy.from_settings(crawl.render, settings.get("DOCSBOT_RENDER_URLS"))
+        except ValueError as exc:
+            raise SpiderArgumentError(str(exc)) from None
+        if render.enabled:
+            raise SpiderArgumentError(
+                "-a network=public renders nothing (a browser resolves and connects on its own): drop -a render=js "
+                "and DOCSBOT_RENDER_URLS for this crawl"
+            )
+        network.restrict(policy)
 
     @staticmethod
     def _rendering(crawler: Crawler, mode: str) -> RenderPolicy:

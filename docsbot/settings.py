@@ -198,7 +198,9 @@ DOWNLOADER_MIDDLEWARES = {
     # Scrapy's retries, waiting what a 429/503's Retry-After asks (up to DOCSBOT_RETRY_AFTER_MAX s; see docsbot.retry).
     "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
     "docsbot.retry.RetryAfterMiddleware": 550,
-    "docsbot.middlewares.ScopeMiddleware": 560,
+    # First: a request out of scope (a redirect hop to another host) is dropped before anything else, robots.txt
+    # included, is asked of that host.
+    "docsbot.middlewares.ScopeMiddleware": 50,
     # Sees a response after the conditional-request middleware (580) and the redirect middleware (600).
     "docsbot.middlewares.RenderMiddleware": 570,
     "docsbot.middlewares.ConditionalRequestMiddleware": 580,
@@ -209,6 +211,27 @@ ITEM_PIPELINES = {
     "docsbot.pipelines.ChunkPipeline": 300,
     "docsbot.pipelines.StorePipeline": 500,
 }
+
+# --- Network (docsbot/network.py) ------------------------------------------------------------------------------
+# Every name a crawl resolves goes through this resolver (Scrapy's CachingHostnameResolver, IPv4 and IPv6): a crawl
+# started from the network (-a network=public: MCP's index_library, the web pages) is refused every address that is
+# not public (loopback, private, link-local...), at every connection, redirects and robots.txt included.
+TWISTED_DNS_RESOLVER = "docsbot.resolver.GuardedResolver"
+# What such a crawl may reach besides public addresses: networks (10.0.0.0/8, fd00::/8, 127.0.0.1) and host names
+# (docs.internal), comma- or space-separated; "*" every address. Read where the crawl runs (a Scrapyd node's or the
+# scheduler's environment for the runs they start); `docsbot serve --allow-network` passes its own to its crawls.
+DOCSBOT_ALLOWED_NETWORKS = os.environ.get("DOCSBOT_ALLOWED_NETWORKS", "")
+# A crawl started from the network requests at most this many pages, this many links deep (the caller may ask for
+# less): a caller cannot start an unbounded crawl.
+DOCSBOT_NETWORK_MAX_PAGES = _env_number("DOCSBOT_NETWORK_MAX_PAGES", "10000")
+DOCSBOT_NETWORK_MAX_DEPTH = _env_number("DOCSBOT_NETWORK_MAX_DEPTH", "20")
+
+# --- Web pages (docsbot serve) --------------------------------------------------------------------------------
+# Images written in stored Markdown point at the documentation's hosts: shown as links (1: loaded by the reader's
+# browser from those hosts, which then see who reads what).
+DOCSBOT_WEB_REMOTE_IMAGES = os.environ.get("DOCSBOT_WEB_REMOTE_IMAGES", "0") not in ("0", "false", "no", "")
+# Hours a sign-in (the /login form, with a token) lasts; signing out ends it at once, a restart ends every one.
+DOCSBOT_WEB_SESSION_HOURS = _env_number("DOCSBOT_WEB_SESSION_HOURS", "12", float)
 
 # A crawler that holds database credentials exposes no control servers unless a user turns them on.
 TELNETCONSOLE_ENABLED = False

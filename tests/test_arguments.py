@@ -70,5 +70,18 @@ def test_a_full_index_ignores_stored_settings_and_stores_its_own():
     args = CrawlArguments.parse(url="http://h/docs/", max_depth="3")
     crawl = args.resolve("http://old/", {"max_depth": 1, "prune": "orphans"})
     assert crawl.stored() == {
-        "max_depth": 3, "max_pages": None, "prune": "none", "render": "none", "freshness": "validators"
+        "max_depth": 3, "max_pages": None, "prune": "none", "render": "none", "freshness": "validators",
+        "network": "any",
     }  # fmt: skip
+
+
+def test_a_crawl_started_from_the_network_stays_public_on_every_refresh():
+    """``-a network=public`` is stored with the version; its refreshes keep it unless their operator says otherwise."""
+    stored = CrawlArguments.parse(url="http://h/docs/", network="public").resolve().stored()
+    assert stored["network"] == "public"
+    again = CrawlArguments.parse(library="h", mode="refresh").resolve("http://h/docs/", stored)
+    assert again.network == "public"
+    operator = CrawlArguments.parse(library="h", mode="refresh", network="any")
+    assert operator.resolve("http://h/", stored).network == "any"
+    with pytest.raises(SpiderArgumentError, match="-a network must be one of any, public"):
+        CrawlArguments.parse(url="http://h/", network="private")

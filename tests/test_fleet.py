@@ -206,7 +206,9 @@ def test_agents_index_follow_list_cancel_and_remove_through_mcp(database_url, db
         slow.site.slow = {path: 2.0 for path in slow.site.pages}
 
         async def main() -> None:
-            async with stdio_session(env, tmp_path / "mcp.log", "--allow-refresh") as session:
+            # the test sites are on loopback: the server allows it (crawls a caller starts reach public addresses only)
+            allow = ("--allow-refresh", "--allow-network", "127.0.0.1")
+            async with stdio_session(env, tmp_path / "mcp.log", *allow) as session:
                 started = answer(await session.call_tool(
                     "index_library",
                     {"url": f"{site.url}/docs/index.html", "library": "lib", "version": "2.1", "refresh": "1d"},

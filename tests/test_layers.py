@@ -35,8 +35,10 @@ LAYERS = (
         "docsbot.embedding",
         "docsbot.render",
         "docsbot.items",
+        "docsbot.resolver",
         independent=True,
     ),
+    "docsbot.network",
     grimp.Layer("docsbot.urls", "docsbot.errors", "docsbot.config", independent=True),
 )
 # The crawl and the service stand side by side on the store: neither imports the other (a refresh the service starts
@@ -52,6 +54,7 @@ PURE = (
     "docsbot.chunking",
     "docsbot.items",
     "docsbot.urls",
+    "docsbot.network",
 )
 
 

@@ -465,7 +465,7 @@ def test_refresh_tools_listed_only_when_allowed_and_json_schema_is_stable(databa
         "diff_versions": ["library", "new_version", "old_version"],
         "refresh_library": ["library", "version"],
         "get_run": ["run_id"],
-        "index_library": ["library", "refresh", "url", "version"],
+        "index_library": ["library", "max_depth", "max_pages", "refresh", "url", "version"],
         "remove_library": ["library", "version"],
         "list_runs": ["library", "limit", "version"],
         "cancel_run": ["run_id"],

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from docsbot import store
 from docsbot.arguments import parse_duration
+from docsbot.network import BlockedAddress, NetworkPolicy, check_url
 from docsbot.service.errors import Forbidden, Invalid, NotFound
 from docsbot.service.models import (
     CancelResult,
@@ -47,7 +48,7 @@ from docsbot.service.sections import (
     slugify,
 )
 from docsbot.store import version_label
-from docsbot.urls import InvalidURL, Scope, canonical_url
+from docsbot.urls import InvalidURL, Scope, canonical_url, without_credentials
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
@@ -72,12 +73,29 @@ def parse_since(value: str | None, now: datetime) -> datetime | None:
     except ValueError:
         duration = None
     if duration is not None:
-        return now - duration
+        try:
+            return now - duration
+        except OverflowError:
+            raise Invalid(f"since= {text!r} reaches back before the year 1") from None
     try:
         when = datetime.fromisoformat(text)
     except ValueError:
         raise Invalid(f"since= takes a duration (7d, 12h, 2w) or a date or time (2026-11-20); got {text!r}") from None
     return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+def check_text(**values: str | None) -> None:
+    """Raise :class:`Invalid` naming the first of ``values`` PostgreSQL cannot take as text: one holding a NUL
+    character, or one that is not valid Unicode (a lone surrogate, as a JSON ``\\ud800`` escape gives)."""
+    for name, value in values.items():
+        if value is None:
+            continue
+        if "\x00" in value:
+            raise Invalid(f"{name} holds a NUL character")
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise Invalid(f"{name} is not valid Unicode text") from None
 
 
 def _interval(value: Any) -> str | None:
@@ -99,7 +117,9 @@ class DocsIndex:
     """The index at ``dsn`` as the service answers about it. ``embedder`` is the query model (``None``: a process
     that does not search, such as ``docsbot status``); ``allow_writes`` enables :meth:`refresh` and :meth:`remove`
     (otherwise they raise :class:`Forbidden`); ``env`` is where ``SCRAPYD_URL`` is read (the process environment by
-    default).
+    default). ``allowed_networks``: what a crawl :meth:`index` starts may reach besides public addresses
+    (``DOCSBOT_ALLOWED_NETWORKS``' syntax, :func:`docsbot.network.parse_allowed`; default: that setting). Raises
+    ``ValueError`` for a malformed one.
 
     Every method is synchronous and thread-safe: servers call them on worker threads."""
 
@@ -112,15 +132,24 @@ class DocsIndex:
         allow_writes: bool = False,
         pool_size: int = 4,
         env: Mapping[str, str] | None = None,
+        allowed_networks: str | None = None,
     ) -> None:
         import os
 
         self.dsn = dsn
+        self.settings = settings
         self.allow_writes = allow_writes
         self.searcher = Searcher(dsn, embedder, pool_size=pool_size)
         data_dir = Path(settings.get("DOCSBOT_DATA_DIR")).expanduser()
         scrapyd_url = (env if env is not None else os.environ).get("SCRAPYD_URL", "").strip()
-        self.launcher = Launcher(dsn, data_dir / "mcp-runs", scrapyd_url)
+        if allowed_networks is None:
+            allowed_networks = str(settings.get("DOCSBOT_ALLOWED_NETWORKS") or "")
+        self.network = NetworkPolicy.public(allowed_networks)
+        self.network_limits = (
+            int(settings.get("DOCSBOT_NETWORK_MAX_PAGES") or 10000),
+            int(settings.get("DOCSBOT_NETWORK_MAX_DEPTH") or 20),
+        )
+        self.launcher = Launcher(dsn, data_dir / "mcp-runs", scrapyd_url, allowed_networks.strip())
         self._launches: dict[str, Launch] = {}
         self._refresh_lock = threading.Lock()
 
@@ -153,6 +182,7 @@ class DocsIndex:
     ) -> SearchDocsResult:
         """Page-level hybrid search (one result per page, its best section). Raises
         :class:`~docsbot.service.search.UnknownLibrary` and :class:`~docsbot.service.search.BadQuery`."""
+        check_text(query=query, library=library, version=version)
         results = self.searcher.search(query, library or None, version, limit)
         return SearchDocsResult(
             query=query,
@@ -209,7 +239,7 @@ class DocsIndex:
                 LibraryVersion(
                     library=row["library"],
                     version=row["version"],
-                    root_url=row["root_url"],
+                    root_url=without_credentials(row["root_url"]),
                     pages=row["pages"],
                     chunks=row["chunks"],
                     vectors=row["vectors"],
@@ -235,6 +265,7 @@ class DocsIndex:
         (an anchor or a heading's text): from that heading to the next heading of the same or a higher level; the
         whole page comes with its sections. Raises :class:`Invalid` for a malformed URL and :class:`NotFound` for
         a page or section that is not stored."""
+        check_text(url=url, section=section)
         url = url.strip()
         if "#" in url:
             url, _, fragment = url.partition("#")
@@ -326,17 +357,18 @@ class DocsIndex:
                     f"{url} is not stored in {version_label(v.library, v.name)}: it was not reached by the last "
                     "crawl (out of depth, not linked, or gone); search finds the pages that are"
                 )
-        roots = ", ".join(f"{version_label(v.library, v.name)} ({v.root_url})" for v in versions)
+        roots = ", ".join(f"{version_label(v.library, v.name)} ({without_credentials(v.root_url)})" for v in versions)
         return f"{url} is not in any indexed version; indexed: {roots or 'nothing yet'}"
 
     def run(self, run_id: str) -> RunInfo:
         """A run: one this process started (its ``run_id``) or any ``crawl_runs`` id. Raises :class:`NotFound`."""
+        check_text(run_id=run_id)
         run_id = run_id.strip()
         launch = self._launches.get(run_id)
         if launch is not None:
             with self.connection() as conn:
                 return self.launcher.state(launch, conn)
-        if run_id.isdigit():
+        if run_id.isascii() and run_id.isdigit() and int(run_id) < 2**63:
             with self.connection() as conn:
                 row = store.crawl_run(conn, int(run_id))
                 running = store.running_version_ids(conn)
@@ -364,6 +396,7 @@ class DocsIndex:
         None); ``since`` a duration back from now (``7d``, ``12h``) or a date or time (``2026-11-20``, ISO 8601);
         ``run`` a ``crawl_runs`` id. Raises :class:`NotFound` for a library or version that is not indexed and
         :class:`Invalid` for a ``since`` it cannot read or a ``limit`` outside 1-1000."""
+        check_text(library=library, version=version, since=since)
         if not 1 <= limit <= 1000:
             raise Invalid(f"limit must be between 1 and 1000, got {limit}")
         versions = self.searcher.versions(library, version)
@@ -404,6 +437,7 @@ class DocsIndex:
         """What ``new_version`` of a library defines that ``old_version`` does not, what it no longer defines,
         and the names whose documentation text changed, from the two versions' symbol tables, with deep links.
         Raises :class:`NotFound` for a version that is not indexed."""
+        check_text(library=library, old_version=old_version, new_version=new_version)
         (old,) = self.searcher.versions(library, old_version)
         (new,) = self.searcher.versions(library, new_version)
         with self.connection() as conn:
@@ -454,6 +488,7 @@ class DocsIndex:
         A run of that version already in progress (this process's, or any holding its run lock) is reported with
         ``started=False``, never started twice. Raises :class:`Forbidden`, :class:`NotFound`, :class:`Invalid`,
         and :class:`~docsbot.service.errors.Upstream` when Scrapyd refuses."""
+        check_text(library=library, version=version)
         self._require_writes("refresh")
         target = self._one_version(library, version)
         label = version_label(target.library, target.name)
@@ -490,22 +525,50 @@ class DocsIndex:
         return result(launch.run_id, True, message + "; follow it with its run_id", launch.scrapyd_job)
 
     def index(
-        self, url: str, library: str | None = None, version: str = "", refresh: str | None = None
+        self,
+        url: str,
+        library: str | None = None,
+        version: str = "",
+        refresh: str | None = None,
+        *,
+        max_pages: int | None = None,
+        max_depth: int | None = None,
     ) -> RefreshResult:
-        """Start a full index of the docs at ``url`` as ``library`` (default: the URL's host) ``version``; with
-        ``refresh`` (a duration: ``1d``, ``12h``), the version is then refreshed on that schedule (``docsbot
-        scheduler``). Returns at once. Raises :class:`Forbidden`, :class:`Invalid` (a bad URL or duration, or a
-        version that is already indexed: refresh it instead) and :class:`~docsbot.service.errors.Upstream`."""
+        """Start a full index of the docs at ``url`` as ``library`` (default: the URL's host) ``version``, on a
+        network caller's behalf; with ``refresh`` (a duration: ``1d``, ``12h``), the version is then refreshed on
+        that schedule (``docsbot scheduler``). Returns at once.
+
+        The crawl and every later run of the version connect only to public addresses and those the server allows
+        (``-a network=public``, :mod:`docsbot.network`); ``url``'s host is checked here first, on its resolved
+        addresses. It requests at most ``max_pages`` pages, ``max_depth`` links deep, each at most the server's
+        ``DOCSBOT_NETWORK_MAX_PAGES`` / ``DOCSBOT_NETWORK_MAX_DEPTH`` (their default). Raises :class:`Forbidden`
+        (writes off; a host the policy refuses), :class:`Invalid` (a bad URL, one with credentials, a bad
+        duration or limit, or a version that is already indexed: refresh it instead) and
+        :class:`~docsbot.service.errors.Upstream`."""
         self._require_writes("indexing")
+        check_text(url=url, library=library, version=version, refresh=refresh)
         from docsbot.arguments import CrawlArguments, SpiderArgumentError
         from docsbot.store import fleet as fleet_store
 
+        page_cap, depth_cap = self.network_limits
+        if max_pages is not None and not 1 <= max_pages <= page_cap:
+            raise Invalid(f"max_pages must be between 1 and {page_cap} on this server, got {max_pages}")
+        if max_depth is not None and not 0 <= max_depth <= depth_cap:
+            raise Invalid(f"max_depth must be between 0 and {depth_cap} on this server, got {max_depth}")
         try:
             args = CrawlArguments.parse(url=url, library=library, version=version, mode="full")
             interval = parse_duration(refresh) if refresh else None
         except (SpiderArgumentError, ValueError) as exc:
             raise Invalid(str(exc).replace("-a ", "")) from None
+        if urllib.parse.urlsplit(args.url).username is not None:
+            raise Invalid("a root URL with a user name or password is not indexed from the network: pass it without")
+        try:
+            check_url(args.url, self.network)
+        except BlockedAddress as exc:
+            raise Forbidden(f"not indexing {args.url}: {exc}") from None
         label = version_label(args.library, args.version)
+        limits = {"max_pages": max_pages or page_cap, "max_depth": depth_cap if max_depth is None else max_depth}
+        run = {"network": "public", **{k: str(v) for k, v in limits.items()}}
         with self._refresh_lock:
             with self.connection() as conn:
                 store.migrate(conn)  # a write: the schema may be new (or behind) here
@@ -516,15 +579,19 @@ class DocsIndex:
                         "SELECT EXISTS (SELECT 1 FROM pages WHERE version_id = %s)", (existing.id,)
                     ).fetchone()[0]
                 ):
-                    raise Invalid(f"{label} is already indexed (from {existing.root_url}); refresh it instead")
-                settings = {"max_depth": None, "max_pages": None, "prune": "none", "render": "none"}
-                fleet_store.declare_version(conn, args.library, args.version, args.url, settings, interval, "mcp")
+                    root = without_credentials(existing.root_url)
+                    raise Invalid(f"{label} is already indexed (from {root}); refresh it instead")
+                settings = {**limits, "prune": "none", "render": "none", "network": "public"}
+                fleet_store.declare_version(
+                    conn, args.library, args.version, args.url, settings, interval, "mcp", {"args": run}
+                )
                 target = store.find_version(conn, args.library, args.version)
                 since = store.database_now(conn)
-            launch = Launch(f"run-{uuid.uuid4().hex[:12]}", target, since, mode="full", url=args.url)
+            launch = Launch(f"run-{uuid.uuid4().hex[:12]}", target, since, mode="full", url=args.url, args=run)
             message = self.launcher.start(launch)
             self._launches[launch.run_id] = launch
         schedule = f"; then refreshed every {refresh}" if interval else ""
+        bounds = f" (at most {limits['max_pages']} pages, {limits['max_depth']} links deep)"
         return RefreshResult(
             run_id=launch.run_id,
             library=target.library,
@@ -532,11 +599,12 @@ class DocsIndex:
             started=True,
             backend=self.launcher.backend,
             scrapyd_job=launch.scrapyd_job,
-            message=message + schedule + "; follow it with its run_id",
+            message=message + bounds + schedule + "; follow it with its run_id",
         )
 
     def runs(self, library: str | None = None, version: str | None = None, limit: int = 20) -> RunList:
         """The latest ``limit`` runs (of a library or version), newest first, running ones included."""
+        check_text(library=library, version=version)
         if not 1 <= limit <= 200:
             raise Invalid(f"limit must be between 1 and 200, got {limit}")
         versions = self.searcher.versions(library, version) if library else None
@@ -555,13 +623,14 @@ class DocsIndex:
         """Stop a run this server started (a local crawl: SIGTERM; a Scrapyd job: ``cancel.json``). Pages it stored
         stay stored and it deletes nothing. Raises :class:`Forbidden` and :class:`NotFound`; a run started
         elsewhere is :class:`Invalid` (stop it where it runs)."""
+        check_text(run_id=run_id)
         self._require_writes("cancelling runs")
         run_id = run_id.strip()
         launch = self._launches.get(run_id)
         if launch is None:
             by_row = next((x for x in self._launches.values() if str(x.crawl_run_id) == run_id), None)
             if by_row is None:
-                if run_id.isdigit():
+                if run_id.isascii() and run_id.isdigit():
                     raise Invalid(
                         f"run {run_id} was not started by this server: stop it where it runs (SIGTERM to its "
                         "`scrapy crawl`, or Scrapyd's cancel.json)"
@@ -578,6 +647,7 @@ class DocsIndex:
         """Delete a library version (``version=None``: every version, and the library) with its pages, chunks and
         runs, in one transaction, unless a run of it is in progress. Raises :class:`Forbidden`, :class:`NotFound`,
         and :class:`Invalid` when a run holds a version's lock (nothing is deleted then)."""
+        check_text(library=library, version=version)
         self._require_writes("remove")
         targets = self.searcher.versions(library, version)
         locks = []

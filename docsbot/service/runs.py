@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -100,10 +100,15 @@ class Launch:
     crawl_run_id: int | None = None
     mode: str = "refresh"  # or "full": an index (with ``url``)
     url: str | None = None
+    args: dict[str, str] = field(default_factory=dict)  # more spider arguments (``network``, ``max_pages``...)
 
     @property
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
+
+
+# What a crawl started on a caller's behalf does not inherit from the server's environment: the server's own secret.
+_SERVER_ONLY_ENV = ("DOCSBOT_MCP_TOKEN",)
 
 
 class Launcher:
@@ -111,13 +116,16 @@ class Launcher:
 
     ``scrapyd_url`` (``SCRAPYD_URL``): schedule on that Scrapyd node instead of running a child process. Child
     processes log to ``log_dir/RUN_ID.log`` and run with ``SCRAPY_SETTINGS_MODULE=docsbot.settings`` (so any
-    working directory does) and ``DATABASE_URL=dsn``.
+    working directory does), ``DATABASE_URL=dsn`` and this process's environment but ``DOCSBOT_MCP_TOKEN``.
+    ``allowed_networks``: the ``DOCSBOT_ALLOWED_NETWORKS`` every run started here gets (a child's environment, a
+    Scrapyd job's ``setting=``), so that the server's allowance is the one its crawls apply.
     """
 
-    def __init__(self, dsn: str, log_dir: Path, scrapyd_url: str = "") -> None:
+    def __init__(self, dsn: str, log_dir: Path, scrapyd_url: str = "", allowed_networks: str = "") -> None:
         self.dsn = dsn
         self.log_dir = log_dir
         self.scrapyd = ScrapydNode(scrapyd_url) if scrapyd_url else None
+        self.allowed_networks = allowed_networks
 
     @property
     def backend(self) -> str:
@@ -131,13 +139,16 @@ class Launcher:
         args = {"library": version.library, "version": version.name, "mode": launch.mode}
         if launch.mode == "full":
             args["url"] = launch.url or version.root_url
+        args.update(launch.args)
+        settings = {"DOCSBOT_ALLOWED_NETWORKS": self.allowed_networks} if self.allowed_networks else {}
         what = "index" if launch.mode == "full" else "refresh"
         if self.scrapyd is not None:
-            launch.scrapyd_job = self.scrapyd.schedule("docs", args)
+            launch.scrapyd_job = self.scrapyd.schedule("docs", args, settings=settings)
             return f"{what} of {label} scheduled on Scrapyd as job {launch.scrapyd_job}"
         self.log_dir.mkdir(parents=True, exist_ok=True)
         launch.log_path = self.log_dir / f"{launch.run_id}.log"
-        env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "docsbot.settings", "DATABASE_URL": self.dsn}
+        env = {k: v for k, v in os.environ.items() if k not in _SERVER_ONLY_ENV}
+        env.update(settings, SCRAPY_SETTINGS_MODULE="docsbot.settings", DATABASE_URL=self.dsn)
         cmd = [sys.executable, "-m", "scrapy", "crawl", "docs"]
         for key, value in args.items():
             cmd += ["-a", f"{key}={value}"]
