@@ -53,12 +53,15 @@ __all__ = [
     "REEXTRACT_META_KEY",
     "PAGE_META_KEY",
     "RENDER_ON_200_META_KEY",
+    "SEED_FILE_META_KEY",
     "VALIDATORS_META_KEY",
     "render_meta",
 ]
 
 VALIDATORS_META_KEY = "docsbot_validators"
 PAGE_META_KEY = "docsbot_page"  # set on requests for pages (not robots.txt or sitemaps)
+# On a request for a file that lists pages (a sitemap, llms.txt, Doxygen's menu): its kind of stat ("sitemap"...).
+SEED_FILE_META_KEY = "docsbot_seed_file"
 # On a request revalidated over plain HTTP: render the page in the browser if it answers 200.
 RENDER_ON_200_META_KEY = "docsbot_render_on_200"
 # On a render request that follows such a 200: that response's (etag, last_modified), the ones to store.
@@ -159,7 +162,10 @@ class OutOfScope(IgnoreRequest):
 
 class ScopeMiddleware:
     """Keeps every page download (requests with ``meta["docsbot_page"]``) inside the crawl's scope (host and path
-    prefix of the root URL), redirect hops included.
+    prefix of the root URL), redirect hops included, and every seed file's (a sitemap, a sitemap index's sitemaps,
+    llms.txt, Doxygen's menu: ``meta["docsbot_seed_file"]``) on the scope's host and port, anywhere on it (a site's
+    sitemap is often at its root, above the docs' directory): a site's files cannot send the crawler to another
+    host or port.
 
     The docs spider deduplicates requests itself and sends them with ``dont_filter=True`` so that a redirect to
     an already-crawled URL still reaches it (Scrapy's duplicate filter would drop it silently); that also
@@ -177,12 +183,18 @@ class ScopeMiddleware:
         return cls(index_context(crawler).scope, crawler.stats)
 
     def process_request(self, request: Request, spider: object = None) -> None:
-        if not request.meta.get(PAGE_META_KEY) or request.url in self.scope:
+        if request.meta.get(SEED_FILE_META_KEY):
+            try:
+                inside = self.scope.same_host(canonical_url(request.url))
+            except InvalidURL:
+                inside = False
+        elif not request.meta.get(PAGE_META_KEY) or request.url in self.scope:
             return
-        try:
-            inside = canonical_url(request.url) in self.scope
-        except InvalidURL:
-            inside = False
+        else:
+            try:
+                inside = canonical_url(request.url) in self.scope
+            except InvalidURL:
+                inside = False
         if not inside:
             self.stats.inc_value("docsbot/skipped/out_of_scope")
             raise OutOfScope(f"out of scope: {request.url}")

@@ -10,7 +10,7 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from w3lib.url import canonicalize_url
 
-__all__ = ["Scope", "canonical_url", "page_key", "is_download", "InvalidURL"]
+__all__ = ["Scope", "canonical_url", "page_key", "is_download", "InvalidURL", "without_credentials"]
 
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -52,6 +52,14 @@ def _canonical_absolute(url: str) -> str:
         parts = parts._replace(netloc=parts.netloc.rsplit(":", 1)[0])
     parts = parts._replace(path=parts.path or "/")
     return canonicalize_url(urlunsplit(parts), keep_fragments=False)
+
+
+def without_credentials(url: str) -> str:
+    """``url`` without a ``user:password@`` before its host: what a reader of an index may see of a root URL."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
 
 
 def page_key(url: str) -> str:
@@ -111,6 +119,11 @@ class Scope:
         parts = urlsplit(canonical_url(root_url))
         path = parts.path or "/"
         return cls(parts.netloc, path[: path.rfind("/") + 1])
+
+    def same_host(self, url: str) -> bool:
+        """Whether ``url`` (canonical) is an http(s) URL on the scope's host and port, whatever its path."""
+        parts = urlsplit(url)
+        return parts.scheme in ("http", "https") and parts.netloc == self.netloc
 
     def __contains__(self, url: str) -> bool:
         parts = urlsplit(url)

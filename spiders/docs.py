@@ -39,6 +39,7 @@ from docsbot.middlewares import (
     PAGE_META_KEY,
     REEXTRACT_META_KEY,
     RENDER_ON_200_META_KEY,
+    SEED_FILE_META_KEY,
     VALIDATORS_META_KEY,
     AlreadyRequested,
     NotModified,
@@ -63,7 +64,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 _FROM_STORE_META_KEY = "docsbot_from_store"  # a response rebuilt from the stored HTML after a 304
-_SEED_FILE_META_KEY = "docsbot_seed_file"  # on a request for a seed file: its kind of stat ("sitemap", "llms_txt"...)
 # Doxygen draws its menu (Modules, Files, Data Structures, the member indexes) with JavaScript from menudata.js:
 # pages linked only from there have no <a href> in any page (23 of the 57 pages of lmdb-doc were reached without).
 _DOXYGEN_MENU_URL = re.compile(r'\burl\s*:\s*"([^"]+)"')
@@ -345,7 +345,7 @@ class DocsSpider(scrapy.Spider):
                 url = canonical_url(url, base)
             except InvalidURL:
                 continue
-            if urlsplit(url).netloc == self.context.scope.netloc:
+            if self.context.scope.same_host(url):
                 yield self._seed_file_request(url, self.parse_sitemap, "sitemap")
 
     def _llms_txt_requests(self) -> Iterator[scrapy.Request]:
@@ -366,7 +366,7 @@ class DocsSpider(scrapy.Spider):
         revalidated with its stored validators (RFC 9110 §13.1.1-2), as a page is: its 304 seeds the crawl from
         the links stored with it (:meth:`seed_file_failed`); an unchanged refresh downloads no seed file."""
         request = scrapy.Request(
-            url, callback=callback, errback=self.seed_file_failed, dont_filter=True, meta={_SEED_FILE_META_KEY: stat}
+            url, callback=callback, errback=self.seed_file_failed, dont_filter=True, meta={SEED_FILE_META_KEY: stat}
         )
         stored = self.context.seed_files.get(request.url)
         if stored is not None:
@@ -380,7 +380,7 @@ class DocsSpider(scrapy.Spider):
         if not failure.check(NotModified):
             return
         request = failure.request
-        stat = request.meta[_SEED_FILE_META_KEY]
+        stat = request.meta[SEED_FILE_META_KEY]
         stored = self.context.seed_files.get(request.url)
         if stored is None:
             return
@@ -392,9 +392,13 @@ class DocsSpider(scrapy.Spider):
     def _seed_file_links(self, kind: str, links: Iterable[str]) -> Iterator[scrapy.Request]:
         """Requests for the links of a seed file of ``kind`` (:class:`docsbot.store.SeedFile`), downloaded or
         stored: pages, or a sitemap index's sitemaps."""
-        if kind == "sitemaps":
+        if kind == "sitemaps":  # a sitemap index's sitemaps: only those on the site's host (ScopeMiddleware)
             for url in links:
-                yield self._seed_file_request(url, self.parse_sitemap, "sitemap")
+                if self.context.scope.same_host(url):
+                    yield self._seed_file_request(url, self.parse_sitemap, "sitemap")
+                else:
+                    self.crawler.stats.inc_value("docsbot/skipped/out_of_scope")
+                    logger.info("not requesting %s: a sitemap index named a sitemap on another host", url)
         else:
             yield from self._requests(links, 0)
 

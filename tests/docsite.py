@@ -157,16 +157,19 @@ class DocSite:
 
 
 class DocSiteServer:
-    def __init__(self, site: DocSite) -> None:
+    """``site`` served on ``host`` (any 127/8 address: a second loopback host stands for another machine)."""
+
+    def __init__(self, site: DocSite, host: str = "127.0.0.1") -> None:
         self.site = site
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), site.handler())
+        self.host = host
+        self.httpd = ThreadingHTTPServer((host, 0), site.handler())
         self.httpd.daemon_threads = True
         self.httpd.handle_error = lambda request, client_address: None  # clients that hang up (size cap) are fine
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        return f"http://{self.host}:{self.httpd.server_address[1]}"
 
     def __enter__(self) -> DocSiteServer:
         self.thread.start()
