@@ -19,9 +19,17 @@ Datasette's pages: every page's URL holds its whole query, and every page has a 
 
 The MCP server's rules apply to the whole process: it binds 127.0.0.1 unless given a host; any other address needs
 ``DOCSBOT_MCP_TOKEN``, and then every request must carry it, as ``Authorization: Bearer <token>`` (scripts, MCP
-clients) or, for a person, through the ``/login`` form (a signed session cookie). On loopback, requests whose
-``Host`` is not a loopback name are refused (DNS rebinding). Writes are off unless ``--allow-writes``; a write is a
-POST whose form carries this process's CSRF token and, when the browser sends one, an ``Origin`` of this server.
+clients) or, for a person, through the ``/login`` form (a signed session cookie: ``HttpOnly``, ``SameSite=Strict``,
+``Secure`` when the request came over HTTPS, valid ``DOCSBOT_WEB_SESSION_HOURS``, ended at once by signing out and
+for everyone by a restart). On loopback, requests whose ``Host`` is not a loopback name are refused (DNS
+rebinding). Writes are off unless ``--allow-writes``; a write is a POST whose form carries this process's CSRF
+token and, when the browser sends one, an ``Origin`` of this server.
+
+Every response carries a Content-Security-Policy without inline script (the pages' few lines of behaviour are
+``/static/docsbot.js``), ``frame-ancestors 'none'``, ``X-Content-Type-Options: nosniff`` and ``Referrer-Policy:
+same-origin`` (``no-referrer`` would make browsers send ``Origin: null`` with the pages' own forms); images in
+stored Markdown are shown as links unless ``DOCSBOT_WEB_REMOTE_IMAGES``. A form body over :data:`MAX_FORM_BYTES` is
+answered 413 before it is read.
 
 An unknown library, a malformed query, a page that is not stored: a page that says so with the service error's
 HTTP status (400, 403, 404, 502), or 503 while the database is unreachable; never a traceback.
@@ -37,6 +45,7 @@ import secrets
 import time
 import urllib.parse
 from datetime import UTC, datetime
+from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -69,7 +78,9 @@ __all__ = ["build_app", "highlight", "render_markdown"]
 logger = logging.getLogger("docsbot.web")
 
 EXCERPT_CHARS = 400
-LOOPBACK_HOSTS = re.compile(r"^(127\.0\.0\.1|localhost|\[::1\])(:\d+)?$")
+MAX_FORM_BYTES = 64 * 1024  # a sign-in or a write form is a few hundred bytes
+MAX_FORM_FIELDS = 20
+_STATIC = {"docsbot.js": "text/javascript; charset=utf-8", "docsbot.css": "text/css; charset=utf-8"}
 _WORD = re.compile(r"[\w][\w.:-]*[\w]|[\w]")
 # Words not worth marking in an excerpt (marking every "the" hides the words that matched).
 _UNMARKED = frozenset(
@@ -140,16 +151,41 @@ def highlight(text: str, query: str) -> Markup:
 _MARKDOWN = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
 
 
-def render_markdown(markdown: str, anchors: list[str]) -> Markup:
+def _image_as_link(self: Any, tokens: list[Any], idx: int, options: Any, env: dict[str, Any]) -> str:
+    """markdown-it's ``image`` rule, replaced: a link to the image (its alt text, else its address), which the
+    reader's browser does not load. The address was already checked by markdown-it's ``validateLink``."""
+    token = tokens[idx]
+    src = token.attrGet("src") or ""
+    text = self.renderInlineAsText(token.children or [], options, env) or src
+    return f'<a class="image" href="{escape(src)}" rel="noreferrer nofollow">[image: {escape(text)}]</a>'
+
+
+_MARKDOWN_NO_IMAGES = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
+_MARKDOWN_NO_IMAGES.add_render_rule("image", _image_as_link)
+
+
+def render_markdown(markdown: str, anchors: list[str], *, images: bool = False) -> Markup:
     """A stored page's Markdown as HTML (CommonMark and GFM tables, markdown-it-py). Raw HTML in it is escaped,
-    never rendered. Headings below the title get, in order, the ids in ``anchors`` (the page's sections, so that
-    ``#anchor`` links land on them)."""
-    tokens = _MARKDOWN.parse(markdown)
-    pending = list(anchors)
+    never rendered; link and image addresses markdown-it deems unsafe (``javascript:``, ``data:`` but images...) are
+    dropped by it. Images are shown as links to them unless ``images`` (an ``<img>`` would make every reader's
+    browser ask the documentation's host for it). Headings below the title get, in order, the ids in ``anchors``
+    (the page's sections, so that ``#anchor`` links land on them). Linear in the size of the page."""
+    md = _MARKDOWN if images else _MARKDOWN_NO_IMAGES
+    tokens = md.parse(markdown)
+    pending = iter(anchors)
     for token in tokens:
-        if token.type == "heading_open" and token.tag != "h1" and pending:
-            token.attrSet("id", pending.pop(0))
-    return Markup(_MARKDOWN.renderer.render(tokens, _MARKDOWN.options, {}))
+        if token.type == "heading_open" and token.tag != "h1":
+            ident = next(pending, None)
+            if ident is None:
+                break
+            token.attrSet("id", ident)
+    return Markup(md.renderer.render(tokens, md.options, {}))
+
+
+def safe_href(url: Any) -> str:
+    """``url`` if it is an absolute http(s) URL (what docsbot stores), else ``#``: no ``javascript:`` in a link."""
+    text = str(url or "")
+    return text if urllib.parse.urlsplit(text).scheme.lower() in ("http", "https") else "#"
 
 
 def _templates() -> Environment:
@@ -162,6 +198,7 @@ def _templates() -> Environment:
     env.filters["highlight"] = highlight
     env.filters["excerpt"] = excerpt
     env.filters["quote"] = lambda value: urllib.parse.quote(str(value), safe="")
+    env.filters["href"] = safe_href
     env.globals["label"] = store.version_label
     env.globals["max_query"] = MAX_QUERY_CHARS
     return env
@@ -173,10 +210,13 @@ def _templates() -> Environment:
 class Pages:
     """The routes of the web pages, bound to one service instance."""
 
-    def __init__(self, index: DocsIndex, *, token: str | None, csrf: str) -> None:
+    def __init__(self, index: DocsIndex, *, token: str | None, csrf: str, sessions: Sessions | None = None) -> None:
         self.index = index
         self.token = token
         self.csrf = csrf
+        self.sessions = sessions or Sessions(token, 12 * 3600)
+        settings = getattr(index, "settings", None) or {}
+        self.images = bool(settings.get("DOCSBOT_WEB_REMOTE_IMAGES", False))
         self.templates = _templates()
 
     # --- plumbing ---
@@ -206,6 +246,11 @@ class Pages:
         """A service error (its status and message) or an unreachable database (503), as a page or JSON."""
         if isinstance(exc, ServiceError):
             status, message = exc.status, str(exc)
+        elif isinstance(exc, psycopg.DataError):  # a value the database cannot hold (checked first by the service)
+            status, message = 400, f"a parameter holds a value the index cannot look up ({type(exc).__name__})"
+        elif isinstance(exc, psycopg.Error) and not isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError)):
+            logger.warning("the database refused: %s: %s", type(exc).__name__, exc)
+            status, message = 503, f"the index database refused this request ({type(exc).__name__}); see the log"
         else:
             logger.warning("database unavailable: %s", exc)
             status = 503
@@ -219,7 +264,7 @@ class Pages:
     ) -> Response:
         try:
             result = await self.call(fn, *args)
-        except (ServiceError, psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout, store.DatabaseError) as e:
+        except _FAILURES as e:
             return self.failure(request, e, as_json)
         if as_json:
             return self.json(result)
@@ -240,7 +285,7 @@ class Pages:
             limit = 0
         try:
             libraries = await self.call(self.index.version_names)
-        except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout, store.DatabaseError) as exc:
+        except _FAILURES as exc:
             return self.failure(request, exc, as_json)
         context = {"query": query, "library": library, "version": version, "limit": limit, "libraries": libraries}
         if not query:
@@ -285,7 +330,7 @@ class Pages:
                 changes = await self.call(
                     lambda: self.index.changes(result.library, result.version, run=result.crawl_run_id, limit=1000)
                 )
-        except (ServiceError, psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout, store.DatabaseError) as e:
+        except _FAILURES as e:
             return self.failure(request, e, as_json)
         if as_json:
             return self.json(result)
@@ -300,14 +345,12 @@ class Pages:
         try:
             result = await self.call(self.index.page, url, section)
             whole = result if section is None else await self.call(self.index.page, result.url, None)
-        except (ServiceError, psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout, store.DatabaseError) as e:
+        except _FAILURES as e:
             return self.failure(request, e, as_json)
         if as_json:
             return self.json(result)
-        if section is None:
-            html = render_markdown(result.markdown, [s.anchor for s in result.sections])
-        else:
-            html = render_markdown(result.markdown, [])
+        anchors = [s.anchor for s in result.sections] if section is None else []
+        html = render_markdown(result.markdown, anchors, images=self.images)
         return self.render(request, "page.html", title=result.title, result=result, whole=whole, html=html)
 
     async def changes(self, request: Request) -> Response:
@@ -321,12 +364,14 @@ class Pages:
         as_json = path.endswith(".json")
         if not library:
             return self.failure(request, _invalid("which library? pass library= (and version=)"), as_json)
+        run_id = None
+        if run:
+            run_id = int(run) if run.isascii() and run.isdigit() and len(run) <= 18 else None
+            if run_id is None:
+                return self.failure(request, _invalid(f"run= takes a run id (a number), got {run[:40]!r}"), as_json)
         try:
-            run_id = int(run) if run else None
             result = await self.call(lambda: self.index.changes(library, version, since, run=run_id, diffs=True))
-        except ValueError:
-            return self.failure(request, _invalid(f"run= takes a run id, got {run!r}"), as_json)
-        except (ServiceError, psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout, store.DatabaseError) as e:
+        except _FAILURES as e:
             return self.failure(request, e, as_json)
         if as_json:
             return self.json(result)
@@ -337,8 +382,9 @@ class Pages:
 
     async def write(self, request: Request) -> Response:
         """POST /libraries/refresh and /libraries/remove: forms with library, version and the CSRF token."""
-        form = await request.form()
-        if not hmac.compare_digest(str(form.get("csrf", "")), self.csrf) or not _same_origin(request):
+        form = await request.form(max_files=0, max_fields=MAX_FORM_FIELDS)
+        given = str(form.get("csrf", "")).encode("utf-8", "replace")
+        if not hmac.compare_digest(given, self.csrf.encode()) or not _same_origin(request):
             return self.render(
                 request, "error.html", 403, title="Error", status=403, message="this form has expired: reload the page"
             )
@@ -349,12 +395,12 @@ class Pages:
         if action == "refresh":
             try:
                 result = await self.call(self.index.refresh, library, version)
-            except (ServiceError, psycopg.Error, PoolTimeout, store.DatabaseError) as exc:
+            except _FAILURES as exc:
                 return self.failure(request, exc, False)
             return RedirectResponse(f"/runs/{urllib.parse.quote(result.run_id or '')}", status_code=303)
         try:
             removed = await self.call(self.index.remove, library, version)
-        except (ServiceError, psycopg.Error, PoolTimeout, store.DatabaseError) as exc:
+        except _FAILURES as exc:
             return self.failure(request, exc, False)
         names = ", ".join(v["version"] for v in removed.removed)
         return RedirectResponse(f"/libraries?removed={urllib.parse.quote(names)}", status_code=303)
@@ -362,15 +408,17 @@ class Pages:
     async def login(self, request: Request) -> Response:
         target = _local_path(request.query_params.get("next", "/"))
         if request.method == "POST":
-            form = await request.form()
+            form = await request.form(max_files=0, max_fields=MAX_FORM_FIELDS)
             given = str(form.get("token", ""))
-            if self.token and hmac.compare_digest(given.encode(), self.token.encode()):
-                request.session["auth"] = _session_mark(self.token)
+            if self.token and hmac.compare_digest(given.encode("utf-8", "replace"), self.token.encode()):
+                request.session.clear()
+                request.session.update(self.sessions.new())
                 return RedirectResponse(_local_path(str(form.get("next", "/"))), status_code=303)
             return self.render(request, "login.html", 401, title="Sign in", next=target, failed=True)
         return self.render(request, "login.html", title="Sign in", next=target, failed=False)
 
     async def logout(self, request: Request) -> Response:
+        self.sessions.revoke(request.session)
         request.session.clear()
         return RedirectResponse("/login", status_code=303)
 
@@ -412,6 +460,9 @@ def atom_feed(result: ChangesResult, url: str) -> bytes:
     return feed.atom_str(pretty=True)
 
 
+_FAILURES = (ServiceError, psycopg.Error, PoolTimeout, store.DatabaseError)
+
+
 def _invalid(message: str) -> ServiceError:
     from docsbot.service import Invalid
 
@@ -419,8 +470,11 @@ def _invalid(message: str) -> ServiceError:
 
 
 def _local_path(target: str) -> str:
-    """``target`` if it is a path on this server (``/…``, not ``//host``), else ``/``: no open redirects."""
-    return target if target.startswith("/") and not target.startswith("//") else "/"
+    """``target`` if it is a path on this server (``/…``, not ``//host`` nor ``/\\host``), else ``/``: no open
+    redirects."""
+    if target.startswith("/") and not target.startswith(("//", "/\\")) and target.isprintable():
+        return target
+    return "/"
 
 
 def _same_origin(request: Request) -> bool:
@@ -431,30 +485,72 @@ def _same_origin(request: Request) -> bool:
     return urllib.parse.urlsplit(origin).netloc == request.headers.get("host", "")
 
 
-def _session_mark(token: str) -> str:
-    """What a signed-in session holds: a digest of the token, so that a new token signs everyone out."""
-    return hashlib.sha256(b"docsbot-session:" + token.encode()).hexdigest()
+class Sessions:
+    """The sign-ins of this process. A session cookie (signed with a key of this process: a restart signs everyone
+    out) holds ``{"auth": digest of the token, "sid": random id, "at": unix time}``; it is valid while its digest is
+    the token's (a new token signs everyone out), it is younger than ``max_age`` seconds, and its id was not signed
+    out (:meth:`revoke`: a copied cookie stops working when its owner signs out)."""
+
+    def __init__(self, token: str | None, max_age: float) -> None:
+        self.mark = hashlib.sha256(b"docsbot-session:" + token.encode()).hexdigest() if token else None
+        self.max_age = max_age
+        self._revoked: dict[str, float] = {}  # sid -> when it was signed in (pruned once it would be too old)
+
+    def new(self) -> dict[str, Any]:
+        return {"auth": self.mark, "sid": secrets.token_urlsafe(18), "at": int(time.time())}
+
+    def valid(self, session: dict[str, Any]) -> bool:
+        if self.mark is None or not hmac.compare_digest(str(session.get("auth", "")), self.mark):
+            return False
+        at = session.get("at")
+        if not isinstance(at, int) or not 0 <= time.time() - at <= self.max_age:
+            return False
+        return str(session.get("sid", "")) not in self._revoked
+
+    def revoke(self, session: dict[str, Any]) -> None:
+        now = time.time()
+        self._revoked = {sid: at for sid, at in self._revoked.items() if now - at <= self.max_age}
+        if session.get("sid") and isinstance(session.get("at"), int):
+            self._revoked[str(session["sid"])] = session["at"]
+
+
+def _host_name(header: str) -> str:
+    """The name in a ``Host`` header, without its port: ``127.0.0.2:8765`` → ``127.0.0.2``, ``[::1]:80`` → ``[::1]``."""
+    header = header.strip().lower()
+    if header.startswith("["):
+        return header[: header.find("]") + 1] if "]" in header else header
+    return header.partition(":")[0]
+
+
+def loopback_names(host: str) -> frozenset[str]:
+    """The ``Host`` names a server bound to the loopback address ``host`` answers to: that address's, 127.0.0.1,
+    localhost and [::1]."""
+    own = f"[{host.lower()}]" if ":" in host else host.lower()
+    return frozenset({own, "127.0.0.1", "localhost", "[::1]"})
 
 
 class AccessGuard:
     """ASGI middleware for the web pages (the MCP transport checks its own token): with a token, a request needs
-    ``Authorization: Bearer <token>`` or a signed-in session, else it is sent to ``/login`` (pages) or answered 401
-    (JSON); on loopback, a ``Host`` that is not a loopback name is refused (DNS rebinding)."""
+    ``Authorization: Bearer <token>`` or a signed-in session (:class:`Sessions`), else it is sent to ``/login``
+    (pages) or answered 401 (JSON); on loopback (``hosts``: :func:`loopback_names`), a ``Host`` that is not one of
+    its names is refused with 421 (DNS rebinding)."""
 
-    OPEN = ("/login", "/mcp")
+    OPEN = ("/login", "/mcp", "/static/")
 
-    def __init__(self, app: ASGIApp, token: str | None, loopback: bool) -> None:
+    def __init__(self, app: ASGIApp, token: str | None, hosts: frozenset[str] | None, sessions: Sessions) -> None:
         self.app = app
         self.token = token
-        self.loopback = loopback
+        self.hosts = hosts
+        self.sessions = sessions
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope.get("headers") or []}
-        if self.loopback and not LOOPBACK_HOSTS.match(headers.get("host", "")):
-            await PlainResponse(421, "this server answers only to 127.0.0.1 and localhost")(scope, receive, send)
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers") or []}
+        if self.hosts is not None and _host_name(headers.get("host", "")) not in self.hosts:
+            names = ", ".join(sorted(self.hosts))
+            await PlainResponse(421, f"this server answers only to {names}")(scope, receive, send)
             return
         path = scope.get("path", "")
         if self.token and not path.startswith(self.OPEN) and not self._allowed(scope, headers):
@@ -465,7 +561,7 @@ class AccessGuard:
                     headers={"WWW-Authenticate": 'Bearer error="invalid_token"'},
                 )
             else:
-                target = path + (f"?{scope['query_string'].decode()}" if scope.get("query_string") else "")
+                target = path + (f"?{scope['query_string'].decode('latin-1')}" if scope.get("query_string") else "")
                 response = RedirectResponse(f"/login?next={urllib.parse.quote(target)}", status_code=303)
             await response(scope, receive, send)
             return
@@ -473,10 +569,102 @@ class AccessGuard:
 
     def _allowed(self, scope: Scope, headers: dict[str, str]) -> bool:
         given = headers.get("authorization", "")
-        if given.lower().startswith("bearer ") and hmac.compare_digest(given[7:].encode(), self.token.encode()):
+        if given[:7].lower() == "bearer " and hmac.compare_digest(
+            given[7:].encode("latin-1"), self.token.encode("utf-8")
+        ):
             return True
-        session = scope.get("session") or {}
-        return hmac.compare_digest(str(session.get("auth", "")), _session_mark(self.token))
+        return self.sessions.valid(scope.get("session") or {})
+
+
+class SessionCookies:
+    """Starlette's ``SessionMiddleware``, with the cookie's ``Secure`` flag when the request came over HTTPS
+    (``scope["scheme"]``: uvicorn sets it from a trusted reverse proxy's ``X-Forwarded-Proto``), and without it on
+    plain HTTP (a cookie marked ``Secure`` would never come back there)."""
+
+    def __init__(self, app: ASGIApp, secret_key: str, max_age: int) -> None:
+        options = {"secret_key": secret_key, "session_cookie": "docsbot_session", "same_site": "strict"}
+        self.plain = SessionMiddleware(app, max_age=max_age, **options)
+        self.secure = SessionMiddleware(app, max_age=max_age, https_only=True, **options)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        chosen = self.secure if scope.get("scheme") in ("https", "wss") else self.plain
+        await chosen(scope, receive, send)
+
+
+def content_security_policy(images: bool) -> str:
+    """The pages' policy: their own script, style and requests only, no inline script, never framed; images from
+    this server (and from anywhere with ``DOCSBOT_WEB_REMOTE_IMAGES``)."""
+    return (
+        "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; form-action 'self'; "
+        f"img-src 'self' data:{' http: https:' if images else ''}; base-uri 'none'; frame-ancestors 'none'"
+    )
+
+
+class SecurityHeaders:
+    """ASGI middleware: every response carries the Content-Security-Policy, ``X-Frame-Options: DENY`` (for browsers
+    without ``frame-ancestors``), ``X-Content-Type-Options: nosniff`` and ``Referrer-Policy: same-origin``."""
+
+    def __init__(self, app: ASGIApp, policy: str) -> None:
+        self.app = app
+        self.headers = [
+            (b"content-security-policy", policy.encode()),
+            (b"x-frame-options", b"DENY"),
+            (b"x-content-type-options", b"nosniff"),
+            (b"referrer-policy", b"same-origin"),
+        ]
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                present = {name.lower() for name, _ in message.get("headers", [])}
+                extra = [(k, v) for k, v in self.headers if k not in present]
+                message = {**message, "headers": [*message.get("headers", []), *extra]}
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
+
+
+class BodyLimit:
+    """ASGI middleware: a request body to the pages (a sign-in or write form; ``/mcp`` has the SDK's own limit)
+    over ``limit`` bytes is answered 413 before the app reads it; a smaller one is read here and handed on."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("path", "").startswith("/mcp") or scope["method"] in ("GET", "HEAD"):
+            await self.app(scope, receive, send)
+            return
+        too_large = PlainResponse(413, f"the request body is over {self.limit} bytes: a form here is far smaller")
+        declared = dict(scope.get("headers") or []).get(b"content-length", b"0")
+        if not declared.isdigit() or int(declared) > self.limit:
+            await too_large(scope, receive, send)
+            return
+        body, more = b"", True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client left
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+            if len(body) > self.limit:
+                await too_large(scope, receive, send)
+                return
+        sent = False
+
+        async def replay() -> Message:
+            nonlocal sent
+            if sent:
+                return await receive()
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await self.app(scope, replay, send)
 
 
 class ServerTiming:
@@ -510,9 +698,15 @@ class PlainResponse(Response):
 
 
 def build_app(index: DocsIndex, mcp: MCPServer | None, token: str | None, host: str) -> Starlette:
-    """The ASGI app of ``docsbot serve``: the pages, their JSON twins, ``/login`` when a token is set, and ``/mcp``
-    (``mcp``'s Streamable HTTP transport, its session manager run by this app's lifespan) when given."""
-    pages = Pages(index, token=token, csrf=secrets.token_urlsafe(24))
+    """The ASGI app of ``docsbot serve``: the pages, their JSON twins, ``/static/`` (the pages' script and style),
+    ``/login`` when a token is set, and ``/mcp`` (``mcp``'s Streamable HTTP transport, its session manager run by
+    this app's lifespan) when given."""
+    from docsbot.mcp_server import is_loopback, transport_security
+
+    settings = getattr(index, "settings", None) or {}
+    max_age = int(float(settings.get("DOCSBOT_WEB_SESSION_HOURS", 12) or 12) * 3600)
+    sessions = Sessions(token, max_age)
+    pages = Pages(index, token=token, csrf=secrets.token_urlsafe(24), sessions=sessions)
     routes: list[Route | Mount] = [
         Route("/", pages.search),
         Route("/search.json", pages.search),
@@ -527,12 +721,13 @@ def build_app(index: DocsIndex, mcp: MCPServer | None, token: str | None, host: 
         Route("/changes.json", pages.changes),
         Route("/changes.atom", pages.changes),
         Route("/page.json", pages.page),
+        Route("/static/{name:str}", _static),
     ]
     if token:
         routes += [Route("/login", pages.login, methods=["GET", "POST"]), Route("/logout", pages.logout)]
     lifespan = None
     if mcp is not None:
-        mcp_app = mcp.streamable_http_app(host=host)
+        mcp_app = mcp.streamable_http_app(host=host, transport_security=transport_security(host))
         routes.append(Mount("/", app=mcp_app))  # its one route is /mcp
 
         from contextlib import asynccontextmanager
@@ -542,16 +737,30 @@ def build_app(index: DocsIndex, mcp: MCPServer | None, token: str | None, host: 
             async with mcp.session_manager.run():
                 yield
 
-    from docsbot.mcp_server import is_loopback
-
-    # A session key derived from the token: a new token invalidates every session; without one, no sessions.
-    secret = hashlib.sha256(b"docsbot-web:" + (token or secrets.token_hex(16)).encode()).hexdigest()
     middleware = [
+        Middleware(SecurityHeaders, policy=content_security_policy(pages.images)),
         Middleware(ServerTiming),
-        Middleware(SessionMiddleware, secret_key=secret, session_cookie="docsbot_session", same_site="strict"),
-        Middleware(AccessGuard, token=token, loopback=is_loopback(host)),
+        Middleware(BodyLimit, limit=MAX_FORM_BYTES),
+        # a key of this process: a restart ends every session; without a token there are none
+        Middleware(SessionCookies, secret_key=secrets.token_hex(32), max_age=max_age),
+        Middleware(
+            AccessGuard, token=token, hosts=loopback_names(host) if is_loopback(host) else None, sessions=sessions
+        ),  # fmt: skip
     ]
     return Starlette(routes=routes, middleware=middleware, lifespan=lifespan, exception_handlers={404: pages.not_found})
+
+
+_static_files: dict[str, bytes] = {}
+
+
+async def _static(request: Request) -> Response:
+    """``/static/docsbot.js`` and ``/static/docsbot.css``, read from the package once (``importlib.resources``)."""
+    name = request.path_params["name"]
+    if name not in _STATIC:
+        return PlainResponse(404, "no such file here")
+    if name not in _static_files:
+        _static_files[name] = (resources.files("docsbot") / "static" / name).read_bytes()
+    return Response(_static_files[name], media_type=_STATIC[name], headers={"Cache-Control": "max-age=3600"})
 
 
 async def _read_only(request: Request) -> Response:
