@@ -156,6 +156,12 @@ _WORD_CHARS = re.compile(r"\W+")
 BINARY_SAMPLE = 8192
 BINARY_SHARE = 0.10
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f\ufffd]")
+# Characters XML 1.0 forbids (C0 controls but tab, newline and carriage return; U+FFFE, U+FFFF; lone surrogates):
+# lxml refuses them in any text or attribute value it is handed ("All strings must be XML compatible"), so one
+# such character in a heading (``&#1;``) failed the whole page. They carry nothing readable: removed on decoding.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+# ... and the character references to them (``&#1;``, ``&#x1F;``), which libxml2 would decode into the tree.
+_NOT_XML_REFERENCE = re.compile(r"&#(?:0*(?:[1-8]|1[124-9]|2\d|3[01])|[xX]0*(?:[1-8bBcCeEfF]|1[\da-fA-F]));")
 
 
 class ExtractionError(ValueError):
@@ -286,9 +292,10 @@ def decode_html(body: str | bytes, encoding: str | None = None) -> str:
     or, without one, detected as Scrapy does (``w3lib.encoding.html_to_unicode``: BOM, declarations, UTF-8).
 
     Bytes that are invalid in that encoding become U+FFFD (a wrong charset declaration costs characters, never
-    the rest of the page); an encoding name Python does not know falls back to detection. NUL characters are
-    removed (libxml2 stops at them). Raises :class:`ExtractionError` if the body looks binary: more than
-    ``BINARY_SHARE`` control characters or U+FFFD among its first ``BINARY_SAMPLE`` characters.
+    the rest of the page); an encoding name Python does not know falls back to detection. Characters XML forbids
+    and references to them (``&#1;``) are removed (libxml2 stops at NUL; lxml refuses C0 controls in any text it
+    is handed). Raises :class:`ExtractionError` if the body looks binary: more than ``BINARY_SHARE`` control
+    characters or U+FFFD among its first ``BINARY_SAMPLE`` characters.
     """
     if isinstance(body, bytes):
         codec = resolve_encoding(encoding) if encoding else None
@@ -303,7 +310,8 @@ def decode_html(body: str | bytes, encoding: str | None = None) -> str:
     sample = text[:BINARY_SAMPLE]
     if sample and len(_CONTROL.findall(sample)) > BINARY_SHARE * len(sample):
         raise ExtractionError("binary content, not HTML")
-    return text.replace("\x00", "")
+    text = _NOT_XML.sub("", text)
+    return _NOT_XML_REFERENCE.sub("", text) if "&#" in text else text
 
 
 def parse_html(body: str | bytes, encoding: str | None = None) -> lxml.html.HtmlElement:
