@@ -80,6 +80,8 @@ logger = logging.getLogger("docsbot.web")
 EXCERPT_CHARS = 400
 MAX_FORM_BYTES = 64 * 1024  # a sign-in or a write form is a few hundred bytes
 MAX_FORM_FIELDS = 20
+# A page view renders at most this much Markdown (about 0.2 s of markdown-it here; /page.json has all of it).
+MAX_RENDERED_CHARS = 256 * 1024
 _STATIC = {"docsbot.js": "text/javascript; charset=utf-8", "docsbot.css": "text/css; charset=utf-8"}
 _WORD = re.compile(r"[\w][\w.:-]*[\w]|[\w]")
 # Words not worth marking in an excerpt (marking every "the" hides the words that matched).
@@ -201,6 +203,7 @@ def _templates() -> Environment:
     env.filters["href"] = safe_href
     env.globals["label"] = store.version_label
     env.globals["max_query"] = MAX_QUERY_CHARS
+    env.globals["max_rendered"] = MAX_RENDERED_CHARS
     return env
 
 
@@ -350,8 +353,12 @@ class Pages:
         if as_json:
             return self.json(result)
         anchors = [s.anchor for s in result.sections] if section is None else []
-        html = render_markdown(result.markdown, anchors, images=self.images)
-        return self.render(request, "page.html", title=result.title, result=result, whole=whole, html=html)
+        markdown, cut = result.markdown, None
+        if len(markdown) > MAX_RENDERED_CHARS:  # the page view's cost is bounded; /page.json has the whole page
+            end = markdown.rfind("\n", 0, MAX_RENDERED_CHARS)
+            markdown, cut = markdown[: end if end > 0 else MAX_RENDERED_CHARS], len(result.markdown)
+        html = await self.call(lambda: render_markdown(markdown, anchors, images=self.images))
+        return self.render(request, "page.html", title=result.title, result=result, whole=whole, html=html, cut=cut)
 
     async def changes(self, request: Request) -> Response:
         """/changes (HTML), /changes.json and /changes.atom (an Atom feed: one entry per page change)."""

@@ -235,3 +235,9 @@ def test_the_wheel_installed_in_a_fresh_virtualenv_crawls_and_embeds(fresh_venv,
     assert f"{chunks} chunks given a vector" in embedded.stdout, embedded.stdout
     assert without_vector(db) == (0, chunks)
     assert db.execute("SELECT count(*) FROM documents WHERE vector_dims(embedding) <> 384").fetchone()[0] == 0
+    # the service, the templates and the pages' static files are in the wheel (docsbot.service once was not)
+    found = _run([venv.bin / "docsbot", "search", "install the library"], env=env, cwd=venv.outside, timeout=600)
+    assert "guide.html" in found.stdout, found.stdout
+    files = "from importlib import resources as r; d = r.files('docsbot'); "
+    files += "print((d / 'static' / 'docsbot.js').is_file(), (d / 'templates' / 'base.html').is_file())"
+    assert venv.python(files, env) == "True True"
