@@ -77,13 +77,22 @@ def app_and_index(crawl, docsite, database_url, tmp_path):
     server = build_server(index)
     app = build_app(index, server, TOKEN, "127.0.0.1")
     try:
-        yield app, server, index
+        yield app, server, index, f"{docsite.url}/docs/guide.html"
     finally:
         index.close()
 
 
 def test_no_request_is_answered_with_a_500_a_traceback_or_a_stall(app_and_index, capsys):
-    app, server, _ = app_and_index
+    app, server, _, guide = app_and_index
+    # Values a page takes, so that a generated request gets past its first check and reaches the deeper ones; each
+    # request takes some of them and generated values for some keys.
+    valid = {"q": "install the library", "library": "testdocs", "version": "1.0", "url": guide,
+             "section": "install", "since": "7d", "run": "1", "limit": "5", "next": "/libraries"}  # fmt: skip
+    _mixed = st.builds(
+        lambda keys, generated: {**{k: valid[k] for k in keys}, **generated},
+        st.sets(st.sampled_from(sorted(valid))),
+        _query,
+    )
     counts = {"web": 0, "mcp_tools": 0, "mcp_jsonrpc": 0}
     slowest = [0.0]
     web_share, tool_share = int(TOTAL * 0.7), int(TOTAL * 0.2)
@@ -107,8 +116,8 @@ def test_no_request_is_answered_with_a_500_a_traceback_or_a_stall(app_and_index,
         @given(
             path=st.sampled_from(PAGES) | st.text(alphabet=_PATH, max_size=30).map(lambda p: "/" + p.lstrip("/")),
             method=st.sampled_from(["GET", "GET", "POST", "HEAD", "PUT"]),
-            query=_query,
-            form=_query,
+            query=_mixed,
+            form=_mixed,
             raw=st.none() | st.binary(max_size=300),
             auth=st.sampled_from([None, TOKEN, "wrong", "é", ""]),
             origin=st.sampled_from([None, "null", "http://evil.example", "http://127.0.0.1:8765"]),
