@@ -348,6 +348,18 @@ class FastEmbedEmbedder:
         return int(truncation["max_length"]) if truncation else 512
 
     @property
+    def variant(self) -> str | None:
+        """Which graph of the model embeds: ``reference.json``'s ``variant`` (``onnx-fp32-fused`` as ``make model``
+        exports it now; ``onnx-fp32`` for an older export), ``None`` for a model from fastembed's cache."""
+        if self.model_path is None:
+            return None
+        try:
+            found = json.loads((self.model_path / "reference.json").read_text()).get("variant")
+        except (OSError, ValueError, AttributeError):
+            found = None
+        return str(found) if found else "onnx-fp32"
+
+    @property
     def dim(self) -> int:
         """The vector dimension: from :data:`KNOWN_DIMENSIONS` without loading anything, else from fastembed's
         model list (imports fastembed, about 1-2 s), else by embedding a probe text (loads the model)."""

@@ -436,6 +436,9 @@ class IndexRun:
         """Stored pages, the run's row, the embedding worker. Raises ``CloseSpider("database_unavailable")`` (Scrapy
         then closes the spider before its first request) when the database stays unavailable through the retries."""
         context = self.context
+        variant = getattr(context.embedder, "variant", None)
+        if variant:  # which graph of the model made the run's vectors (the version records the model)
+            self.crawler.stats.set_value("docsbot/embedding_variant", variant)
         await context.store.open()
         try:
             stored = await context.store.stored_pages(context.version.id)
