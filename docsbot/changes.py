@@ -119,7 +119,7 @@ def page_diff(
     return PageDiff(changes, "\n".join(out), cut, time.process_time() - started)
 
 
-def symbol_doc_hashes(markdown: str, anchors: list[tuple[int, str]], symbols: list[tuple[str, str]]) -> dict[str, str]:
+def symbol_doc_hashes(markdown: str, anchors: list[tuple[int, str]], symbols: list[tuple[str, ...]]) -> dict[str, str]:
     """``{symbol name: sha256 hex}`` of each symbol's documentation text: the Markdown from its anchor's offset to
     the next anchor's (whitespace collapsed). A symbol whose anchor is not one of ``anchors`` (the page's item, such
     as rustdoc's ``main-content``) is documented by the whole page."""
@@ -129,7 +129,7 @@ def symbol_doc_hashes(markdown: str, anchors: list[tuple[int, str]], symbols: li
         if ident not in spans:
             spans[ident] = (offset, ordered[i + 1][0] if i + 1 < len(ordered) else len(markdown))
     out = {}
-    for name, anchor in symbols:
+    for name, anchor, *_ in symbols:
         start, end = spans.get(anchor, (0, len(markdown)))
         out[name] = hashlib.sha256(_normalized(markdown[start:end]).encode()).hexdigest()
     return out

@@ -29,7 +29,17 @@ if TYPE_CHECKING:
 
     from tokenizers import Tokenizer
 
-__all__ = ["Chunker", "TextChunk", "context_line", "embed_key", "embed_text", "markdown_headings"]
+__all__ = [
+    "DEFINITION_CHARS",
+    "Chunker",
+    "Definition",
+    "TextChunk",
+    "context_line",
+    "definitions",
+    "embed_key",
+    "embed_text",
+    "markdown_headings",
+]
 
 CHARS_PER_TOKEN = 4  # sizing by characters when no tokenizer is given
 _FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
@@ -64,6 +74,97 @@ class TextChunk:
     heading_path: tuple[str, ...]
     offset: int  # character offset of the chunk in the (code-pre-split) Markdown
     anchor: str | None = None  # HTML id of the nearest heading or definition the chunk sits under
+
+
+@dataclass(frozen=True)
+class Definition:
+    """One definition of a page as it is embedded on its own (its own vector, beside the section's chunk): ``name``
+    (the symbol), ``content`` (the Markdown from the definition's start to the next definition, anchor or heading,
+    cut to a length), the ``heading_path`` of the section that holds it, and the ``anchor`` its deep link names."""
+
+    name: str
+    content: str
+    heading_path: tuple[str, ...]
+    anchor: str
+    offset: int
+
+
+DEFINITION_CHARS = 700  # a definition's signature and first paragraphs: what a question about it matches
+DEFINITION_MIN_CHARS = 40  # shorter: a name with no description, nothing a vector of its own would add
+_PARAGRAPH_END = re.compile(r"\n\s*\n")
+
+
+def definitions(
+    markdown: str,
+    anchors: Sequence[tuple[int, str]],
+    symbols: Sequence[tuple[str, ...]],
+    max_chars: int = DEFINITION_CHARS,
+) -> list[Definition]:
+    """The page's definitions, each to be embedded on its own: a chunk fills the model's token limit, so a
+    reference page's chunk holds three to six definitions and its vector matches none of them well.
+
+    ``symbols``: ``(name, anchor)`` or ``(name, anchor, offset)`` (:class:`docsbot.extract.Symbol`; ``offset``: the
+    character offset in ``markdown`` where the definition's text starts, ``None`` when unknown). Without an
+    offset, a symbol starts at its anchor's offset (``anchors``: ``(offset, id)``), if it is the only symbol of
+    that anchor: one a heading's anchor gives to every option of its section (git's terms) starts nowhere in
+    particular, and a page's own item (rustdoc's ``main-content``) is the whole page. A definition runs to the
+    next definition, anchor or heading (whichever comes first), cut at a paragraph (or line, or word) end to at
+    most ``max_chars`` characters; one shorter than :data:`DEFINITION_MIN_CHARS`, or whose text another definition
+    of the page already has, is left out. Pure, linear in the page; document order."""
+    offsets_of = {}
+    for offset, ident in anchors:
+        offsets_of.setdefault(ident, offset)
+    per_anchor: dict[str, int] = {}
+    for symbol in symbols:
+        per_anchor[symbol[1]] = per_anchor.get(symbol[1], 0) + 1
+    starts: dict[int, tuple[str, str]] = {}
+    for symbol in symbols:
+        name, anchor = symbol[0], symbol[1]
+        offset = symbol[2] if len(symbol) > 2 else None
+        if offset is None and per_anchor[anchor] == 1:
+            offset = offsets_of.get(anchor)
+        if offset is not None and 0 <= offset < len(markdown) and offset not in starts:
+            starts[offset] = (name, anchor)
+    if not starts:
+        return []
+    headings = markdown_headings(markdown)
+    bounds = sorted({o for o in starts} | {o for o, _ in anchors} | {o for o, _, _ in headings} | {len(markdown)})
+    out: list[Definition] = []
+    seen: set[str] = set()
+    stack: list[tuple[int, str]] = []
+    h = 0
+    for start in sorted(starts):
+        name, anchor = starts[start]
+        while h < len(headings) and headings[h][0] <= start:
+            _, level, title = headings[h]
+            while stack and stack[-1][0] >= level:
+                stack.pop()
+            stack.append((level, title))
+            h += 1
+        end = bounds[bisect_right(bounds, start)] if bisect_right(bounds, start) < len(bounds) else len(markdown)
+        text = _cut(markdown[start:end].strip(), max_chars)
+        if len(text) < DEFINITION_MIN_CHARS or text in seen:
+            continue
+        seen.add(text)
+        out.append(Definition(name, text, tuple(t for _, t in stack), anchor, start))
+    return out
+
+
+def _cut(text: str, max_chars: int) -> str:
+    """``text`` cut to at most ``max_chars`` characters at the last paragraph end before, else line end, else word
+    end (a code fence cut open is closed again)."""
+    if len(text) <= max_chars:
+        return text
+    head = text[:max_chars]
+    for pattern in (_PARAGRAPH_END, re.compile(r"\n"), re.compile(r"\s")):
+        ends = [m.start() for m in pattern.finditer(head)]
+        if ends and ends[-1] > max_chars // 3:
+            head = head[: ends[-1]]
+            break
+    head = head.rstrip()
+    if head.count("```") % 2:
+        head += "\n```"
+    return head
 
 
 def context_line(title: str, heading_path: tuple[str, ...] | list[str]) -> str:

@@ -101,7 +101,9 @@ def cmd_search(args: argparse.Namespace) -> int:
                 return 1
         with Searcher(dsn, embedder, pool_size=1) as searcher:
             try:
-                results = searcher.search(args.query, args.library, args.version, args.k, chunks=args.chunks)
+                results = searcher.search(
+                    args.query, args.library, args.version, args.k, chunks=args.chunks, kind=args.kind
+                )
             except UnknownLibrary as exc:
                 print(f"docsbot: {exc}; index a site with `scrapy crawl docs -a url=URL`", file=sys.stderr)
                 return 1
@@ -164,7 +166,8 @@ def cmd_status(args: argparse.Namespace) -> int:
     for v in versions:
         label = store.version_label(v.library, v.version)
         print(f"{label}  {v.root_url}" + ("  (a run is in progress)" if v.refreshing else ""))
-        print(f"  {v.pages} pages, {v.chunks} chunks, {v.vectors} with a vector, model {v.embedding_model}")
+        defined = f" + {v.definitions} definitions" if v.definitions else ""
+        print(f"  {v.pages} pages, {v.chunks} chunks{defined}, {v.vectors} with a vector, model {v.embedding_model}")
         if v.vectors_waiting or v.embedding:
             work = v.embedding
             rate = work["rate"] if work else None
@@ -579,6 +582,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--json", action="store_true", help="JSON lines: url, deep_link, title, heading_path, score, content"
     )
     search.add_argument("--chunks", action="store_true", help="raw chunks instead of one result per page")
+    search.add_argument(
+        "--kind",
+        choices=["docs", "changelog", "index"],
+        help="only pages of this kind: docs (reference, guides), changelog (release notes, What's New), index",
+    )
     search.set_defaults(func=cmd_search)
     status = sub.add_parser("status", help="libraries, versions, pages, chunks and vectors, last runs")
     status.set_defaults(func=cmd_status)

@@ -24,6 +24,10 @@ class Chunk:
     embedding: Any = None
     anchor: str | None = None  # HTML id of the section or definition (stored as metadata->>'anchor')
     context_cut: int | None = None  # the context line was cut to this many characters (stored in metadata)
+    # 0: a chunk of the page's text (BM25 and vectors); 1: a definition embedded on its own (vectors only;
+    # docsbot.chunking.definitions), named ``name`` (stored as metadata->>'name')
+    kind: int = 0
+    name: str | None = None
 
 
 @dataclass
@@ -65,7 +69,7 @@ class PageItem:
     # From docsbot.extract.ExtractedPage: (offset, id) anchors for the chunker, (name, anchor) symbols for the
     # symbol table, and the page's share of text inside links (navigation pages); None when not extracted.
     anchors: list[tuple[int, str]] = field(default_factory=list)
-    symbols: list[tuple[str, str]] = field(default_factory=list)
+    symbols: list[tuple[str, ...]] = field(default_factory=list)  # (name, anchor) or (name, anchor, offset)
     link_share: float | None = None
     # docsbot.extract.EXTRACTOR_VERSION of this extraction (0: unknown; a refresh re-fetches such a page).
     extractor_version: int = 0

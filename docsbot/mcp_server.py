@@ -30,7 +30,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import anyio
 import psycopg
@@ -140,12 +140,17 @@ def build_server(index: DocsIndex, token: str | None = None, base_url: str = "ht
         library: Annotated[Name, Field(description="only this library (see list_libraries); default: all")] = None,
         version: Annotated[Name, Field(description="only this version of it; '' for the unversioned one")] = None,
         limit: Annotated[int, Field(ge=1, le=50, description="number of pages to return, 1-50")] = 5,
+        kind: Annotated[
+            Literal["docs", "changelog", "index"] | None,
+            Field(description="only pages of this kind: docs (reference, guides), changelog (release notes), index"),
+        ] = None,
     ) -> SearchDocsResult:
         """Search the indexed documentation (hybrid: full text + embeddings). Returns the best pages, one result
-        per page: title, url, deep_link to the best-matching section, heading_path, score and that section's
-        Markdown. Use get_page with url (or deep_link) to read more. An unknown library or version is an error
-        listing what is indexed."""
-        return await _call(index.search, query, library, version, limit)
+        per page: title, url, deep_link to the best-matching section or definition, heading_path, score and that
+        section's Markdown. Release notes rank below the reference unless the query asks about versions or
+        changes; kind="changelog" searches them alone. Use get_page with url (or deep_link) to read more. An
+        unknown library or version is an error listing what is indexed."""
+        return await _call(index.search, query, library, version, limit, kind)
 
     @_tool(server, _READ_ONLY)
     async def list_libraries() -> ListLibrariesResult:

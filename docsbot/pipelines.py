@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from scrapy import signals
 
 from docsbot.changes import symbol_doc_hashes
-from docsbot.chunking import context_line, embed_key, embed_text
+from docsbot.chunking import context_line, definitions, embed_key, embed_text
 from docsbot.items import Chunk, PageChange, PageGone, PageItem
 from docsbot.run import PageNotStored, index_context
 from docsbot.store import StoreUnavailable
@@ -40,6 +40,10 @@ class ChunkPipeline:
     (``item.changed = False``, :meth:`docsbot.refresh.RefreshLedger.content_unchanged`) and not chunked: only its
     validators will be written.
 
+    Each definition the page's symbol table records is embedded on its own too (:func:`docsbot.chunking.definitions`,
+    a chunk of kind 1 after the page's chunks): its name or signature and description, at most
+    ``DOCSBOT_DEFINITION_CHARS`` characters (0: none). One whose text is a chunk's whole text is not repeated.
+
     What storing the page changes is set on the item for the change log (``item.change``, unless
     ``DOCSBOT_CHANGES_KEEP`` is 0): a page new to the index is ``added``; a stored page at a new URL ``moved``; a
     stored page with new text ``modified``, with the sections that changed and a diff of its stored Markdown
@@ -57,6 +61,7 @@ class ChunkPipeline:
         self.chunk_tokens = crawler.settings.getint("DOCSBOT_CHUNK_TOKENS")
         self.record_changes = self.context.changes_keep is not None
         self.diff_bytes = crawler.settings.getint("DOCSBOT_CHANGE_DIFF_BYTES", 16384)
+        self.definition_chars = crawler.settings.getint("DOCSBOT_DEFINITION_CHARS", 700)
         self._spec: ChunkerSpec | None = None
         self._files: tempfile.TemporaryDirectory | None = None
         self._inline: ExtractionPool | None = None
@@ -147,6 +152,18 @@ class ChunkPipeline:
                 Chunk(c.content, list(c.heading_path), context, text, embed_key(model, text), anchor=c.anchor,
                       context_cut=cut)
             )  # fmt: skip
+        if self.definition_chars > 0:
+            texts = {c.content.strip() for c in chunks}
+            for d in definitions(item.markdown, list(item.anchors), list(item.symbols), self.definition_chars):
+                if d.content in texts:
+                    continue  # its chunk is the definition alone: the same vector
+                context = context_line(item.title, d.heading_path)
+                cut = context_chars if len(context) > context_chars else None
+                text = embed_text(context, d.content, cut)
+                item.chunks.append(
+                    Chunk(d.content, list(d.heading_path), context, text, embed_key(model, text), anchor=d.anchor,
+                          context_cut=cut, kind=1, name=d.name)
+                )  # fmt: skip
         return item
 
 

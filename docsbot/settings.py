@@ -94,6 +94,11 @@ DOCSBOT_CONTEXT_TOKENS = _env_number("DOCSBOT_CONTEXT_TOKENS", "32")
 # are more precise matches and more rows; `make eval` measured it (README "Search quality"). Changing it changes the
 # chunks of pages stored after it only: re-index (-a mode=full) to apply it to a whole version.
 DOCSBOT_CHUNK_TOKENS = _env_number("DOCSBOT_CHUNK_TOKENS", "0")
+# Each definition of a page (an API name the symbol table records, with its description up to the next definition)
+# is embedded on its own as well, at most this many characters of it (a chunk holds several definitions, and its
+# vector matches a question about one of them less well than that definition's own). 0: none. Like the chunk size,
+# it applies to pages stored after it.
+DOCSBOT_DEFINITION_CHARS = _env_number("DOCSBOT_DEFINITION_CHARS", "700")
 
 # --- Extraction (HTML → Markdown; see docsbot.workers) --------------------------------------------------------
 # Where pages are converted: "process" (default: worker processes, so the reactor keeps downloading), "thread",

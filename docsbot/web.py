@@ -282,6 +282,7 @@ class Pages:
         library = params.get("library") or None
         version = params.get("version")  # '' is the unversioned one; absent is any
         version = version if library else None
+        kind = params.get("kind") or None
         try:
             limit = int(params.get("limit", "10"))
         except ValueError:
@@ -290,7 +291,8 @@ class Pages:
             libraries = await self.call(self.index.version_names)
         except _FAILURES as exc:
             return self.failure(request, exc, as_json)
-        context = {"query": query, "library": library, "version": version, "limit": limit, "libraries": libraries}
+        context = {"query": query, "library": library, "version": version, "limit": limit, "libraries": libraries,
+                   "kind": kind}  # fmt: skip
         if not query:
             if as_json:
                 return self.failure(request, _invalid("the query is empty: pass q="), True)
@@ -304,6 +306,7 @@ class Pages:
             library,
             version,
             limit,
+            kind,
             template="search.html",
             title=title,
             **context,

@@ -87,6 +87,8 @@ def test_vector_index_is_hnsw_per_dimension_and_used_by_search(conn, database_ur
         "text": "asyncio",
         "k": 5,
         "per_page": False,
+        "page_kind": None,
+        "change_words": store.ranking.CHANGE_WORDS,
     }
     with conn.transaction():
         conn.execute("SET LOCAL enable_seqscan = off")

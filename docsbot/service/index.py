@@ -178,12 +178,18 @@ class DocsIndex:
     # --- reads ---
 
     def search(
-        self, query: str, library: str | None = None, version: str | None = None, limit: int = 5
+        self,
+        query: str,
+        library: str | None = None,
+        version: str | None = None,
+        limit: int = 5,
+        kind: str | None = None,
     ) -> SearchDocsResult:
-        """Page-level hybrid search (one result per page, its best section). Raises
-        :class:`~docsbot.service.search.UnknownLibrary` and :class:`~docsbot.service.search.BadQuery`."""
-        check_text(query=query, library=library, version=version)
-        results = self.searcher.search(query, library or None, version, limit)
+        """Page-level hybrid search (one result per page, its best section or definition); ``kind``: only pages of
+        that kind (``docs``, ``changelog``, ``index``). Raises :class:`~docsbot.service.search.UnknownLibrary` and
+        :class:`~docsbot.service.search.BadQuery`."""
+        check_text(query=query, library=library, version=version, kind=kind)
+        results = self.searcher.search(query, library or None, version, limit, kind=kind or None)
         return SearchDocsResult(
             query=query,
             results=[
@@ -221,7 +227,7 @@ class DocsIndex:
             rows = store.version_overview(conn, runs=max(1, runs))
         out = []
         for row in rows:
-            waiting = row["chunks"] - row["vectors"]
+            waiting = row["chunks"] + row["definitions"] - row["vectors"]
             work = row["embedding"]
             if work is not None:
                 rate = work["rate"] or None
@@ -242,6 +248,7 @@ class DocsIndex:
                     root_url=without_credentials(row["root_url"]),
                     pages=row["pages"],
                     chunks=row["chunks"],
+                    definitions=row["definitions"],
                     vectors=row["vectors"],
                     vectors_waiting=waiting,
                     embedding=work,

@@ -80,9 +80,12 @@ class LibraryVersion(BaseModel):
     version: str = Field(description="'' for a library indexed without a version")
     root_url: str
     pages: int
-    chunks: int
-    vectors: int = Field(description="chunks with their vector; the others are searchable by text until they get one")
-    vectors_waiting: int = Field(description="chunks still waiting for a vector")
+    chunks: int = Field(description="chunks of the pages' text (what BM25 and the vectors search)")
+    definitions: int = Field(0, description="definitions embedded on their own (found by vector, beside the chunks)")
+    vectors: int = Field(
+        description="chunks and definitions with their vector; the others are searchable by text until they get one"
+    )
+    vectors_waiting: int = Field(description="chunks and definitions still waiting for a vector")
     embedding: dict[str, Any] | None = Field(
         None,
         description="while workers embed this version: workers, rate (chunks per second), seconds_left; null when none",

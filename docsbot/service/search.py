@@ -155,8 +155,11 @@ class Searcher:
         limit: int = 5,
         *,
         chunks: bool = False,
+        kind: str | None = None,
     ) -> list[SearchResult]:
-        """The ``limit`` best results for ``query``: one per page (default) or raw chunks (``chunks=True``)."""
+        """The ``limit`` best results for ``query``: one per page (default) or raw chunks (``chunks=True``);
+        ``kind``: only pages of that kind (``docs``, ``changelog`` or ``index``: ``pages.kind``). Raises
+        :class:`BadQuery` for an empty or long query, a limit outside 1-50 or an unknown kind."""
         query = " ".join((query or "").split())
         if not query:
             raise BadQuery("the query is empty")
@@ -164,6 +167,8 @@ class Searcher:
             raise BadQuery(f"the query is {len(query)} characters long; at most {MAX_QUERY_CHARS}")
         if not 1 <= limit <= 50:
             raise BadQuery(f"limit must be between 1 and 50, got {limit}")
+        if kind is not None and kind not in store.PAGE_KINDS:
+            raise BadQuery(f"kind must be one of {', '.join(store.PAGE_KINDS)}, got {kind!r}")
         versions = self.versions(library, version)
         usable = [v for v in versions if v.embedding_model == self.embedder.name]
         for v in versions:
@@ -179,7 +184,9 @@ class Searcher:
         vector = embed_query(self.embedder, [query])[0]
         labels = {v.id: (v.library, v.name) for v in usable}
         with self._pool.connection() as conn:
-            hits = store.search(conn, query, vector, list(labels), k=limit, per_page=not chunks, **self.tuning)
+            hits = store.search(
+                conn, query, vector, list(labels), k=limit, per_page=not chunks, page_kind=kind, **self.tuning
+            )
             fresh = store.page_freshness(conn, list({h.page_id for h in hits})) if hits else {}
         return [
             SearchResult(

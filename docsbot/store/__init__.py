@@ -31,7 +31,14 @@ from docsbot.store.connection import (
 )
 from docsbot.store.pages import PageStore, SavedPage, SeedFile, find_pages, page_chunks
 from docsbot.store.queue import waiting_chunks
-from docsbot.store.ranking import SEARCH_DEFAULTS, SearchHit, refresh_lexical_stats, search, symbol_keys
+from docsbot.store.ranking import (
+    PAGE_KINDS,
+    SEARCH_DEFAULTS,
+    SearchHit,
+    refresh_lexical_stats,
+    search,
+    symbol_keys,
+)
 from docsbot.store.runs import (
     crawl_run,
     database_now,
@@ -56,6 +63,7 @@ from docsbot.store.versions import (
 )
 
 __all__ = [
+    "PAGE_KINDS",
     "SEARCH_DEFAULTS",
     "DatabaseError",
     "NoSchema",

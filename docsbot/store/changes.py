@@ -110,7 +110,7 @@ def version_pages(conn: psycopg.Connection, version_id: int) -> Iterator[tuple[s
         cur.execute(
             """
             SELECT p.url, p.title, COALESCE(p.markdown, (SELECT string_agg(d.content, E'\\n\\n' ORDER BY d.sort_order)
-                                                   FROM documents d WHERE d.page_id = p.id), '')
+                                                   FROM documents d WHERE d.page_id = p.id AND d.kind = 0), '')
             FROM pages p WHERE p.version_id = %s ORDER BY p.depth, p.url
             """,
             (version_id,),

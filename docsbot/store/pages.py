@@ -330,23 +330,26 @@ class PageStore:
             await conn.execute("DELETE FROM documents WHERE page_id = %s", (page_id,))
             reused = waiting = 0
             async with conn.cursor().copy(
-                "COPY documents (page_id, content, context, metadata, sort_order, embedding, embed_hash) "
+                "COPY documents (page_id, content, context, metadata, sort_order, embedding, embed_hash, kind) "
                 "FROM STDIN (FORMAT BINARY)"
             ) as copy:
-                copy.set_types(["bigint", "text", "text", "jsonb", "integer", "vector", "text"])
+                copy.set_types(["bigint", "text", "text", "jsonb", "integer", "vector", "text", "int2"])
                 for order, chunk in enumerate(item.chunks):
                     meta: dict[str, Any] = {"heading_path": chunk.heading_path}
                     if getattr(chunk, "anchor", None):
                         meta["anchor"] = chunk.anchor  # a contract: the MCP server and search read it
                     if getattr(chunk, "context_cut", None):
                         meta["context_cut"] = chunk.context_cut  # how the embedded text cut the context line
+                    kind = getattr(chunk, "kind", 0)
+                    if kind:
+                        meta["name"] = chunk.name  # a definition: what it defines
                     vector = chunk.embedding if chunk.embedding is not None else vectors.get(chunk.embed_hash)
                     if vector is None:
                         waiting += 1
                     elif chunk.embedding is None:
                         reused += 1
                     await copy.write_row(
-                        (page_id, chunk.content, chunk.context, Jsonb(meta), order, vector, chunk.embed_hash)
+                        (page_id, chunk.content, chunk.context, Jsonb(meta), order, vector, chunk.embed_hash, kind)
                     )
             await self._save_page_extras(conn, item, page_id)
             return SavedPage(page_id, reused, waiting)
@@ -360,7 +363,7 @@ class PageStore:
         hashes = getattr(item, "symbol_hashes", None) or {}
         rows = [
             (page_id, item.version_id, name, anchor, symbol_keys(name), hashes.get(name))
-            for name, anchor in getattr(item, "symbols", ())
+            for name, anchor, *_ in getattr(item, "symbols", ())
         ]
         if rows:
             async with conn.cursor() as cur:
@@ -519,11 +522,12 @@ def find_pages(conn: psycopg.Connection, url: str) -> list[dict[str, Any]]:
 
 
 def page_chunks(conn: psycopg.Connection, page_id: int) -> list[tuple[str, list[str], str | None]]:
-    """The page's chunks in order: ``(content, heading_path, anchor)``; ``anchor`` is the HTML id of the section
-    the chunk sits under when the crawl recorded one (``metadata->>'anchor'``), else ``None``."""
+    """The page's chunks in order (its text; not its definitions' own rows): ``(content, heading_path, anchor)``;
+    ``anchor`` is the HTML id of the section the chunk sits under when the crawl recorded one
+    (``metadata->>'anchor'``), else ``None``."""
     rows = conn.execute(
         "SELECT content, COALESCE(metadata -> 'heading_path', '[]'::jsonb), NULLIF(metadata ->> 'anchor', '') "
-        "FROM documents WHERE page_id = %s ORDER BY sort_order, id",
+        "FROM documents WHERE page_id = %s AND kind = 0 ORDER BY sort_order, id",
         (page_id,),
     ).fetchall()
     return [(content, list(path), anchor) for content, path, anchor in rows]

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     import numpy as np
 
 __all__ = [
+    "CHANGE_WORDS",
+    "PAGE_KINDS",
     "REFRESH_REPEATS",
     "REFRESH_STATS",
     "SEARCH_DEFAULTS",
@@ -58,6 +60,9 @@ SEARCH_DEFAULTS: dict[str, Any] = {
     "lex_candidates": 50,  # best chunks by BM25
     "rrf_k": 60,  # reciprocal rank fusion: score = w / (rrf_k + rank)
     "w_vec": 1.0,
+    # Definitions embedded on their own (documents.kind = 1): the nearest of them are a ranked list of their own
+    "def_candidates": 50,
+    "w_def": 1.0,
     # A version's chunks are ranked by vector only once this share of them have their vector: while its queue fills
     # (text first), the embedded chunks would have two lists to be found by and the waiting ones one, so a page
     # embedded early would outrank a better one still waiting; until then, BM25 and symbols alone (`make eval
@@ -75,6 +80,9 @@ SEARCH_DEFAULTS: dict[str, Any] = {
     "sym_suffix": 0.5,  # a match of a name's last parts counts this share of a whole-name match
     "nav_share": 0.5,  # pages with at least this share of text in links are navigation...
     "nav_factor": 0.1,  # ...and their score is multiplied by this
+    # A changelog page (pages.kind: release notes, What's New) mentions every API it announces: its score is
+    # multiplied by this unless the query names a version or asks what changed (CHANGE_WORDS)
+    "changelog_factor": 0.5,
     "w_page_rest": 0.3,  # a page's score adds this share of its 2nd and 3rd best chunks' scores
     "w_page_lex": 0.0,  # weight of the page-level BM25 list in a page's score (one result per page only)...
     "ident_miss": 0.6,  # a page lacking every identifier of a query naming one has its score multiplied by this...
@@ -85,15 +93,24 @@ SEARCH_DEFAULTS: dict[str, Any] = {
 }
 
 
+# A query that asks about versions or changes (PostgreSQL regular expression, case-insensitive): release notes are
+# then ranked as any page. "What's new", a version number, the words of release notes.
+CHANGE_WORDS = (
+    r"what.?s new|\m(changed?|changes|changelog|deprecated|deprecations?|removed|added|releases?|released|"
+    r"versions?|upgrad\w*|migrat\w*|history|news)\M|\m\d+\.\d+"
+)
+PAGE_KINDS = ("docs", "changelog", "index")  # pages.kind (migration 0022)
+
 _SEARCH = """
 WITH stats AS MATERIALIZED (
     -- computed once: inlined into the BM25 join, the fallback sub-selects of a version without lexical_stats (a
     -- first index still running or interrupted) ran once per posting row: minutes per query on the Python docs
     SELECT v.id AS version_id,
            coalesce(ls.docs, (SELECT count(*) FROM documents d JOIN pages p ON p.id = d.page_id
-                              WHERE p.version_id = v.id))::float8 AS docs,
+                              WHERE p.version_id = v.id AND d.kind = 0))::float8 AS docs,
            coalesce(ls.avg_len, (SELECT avg(length(d.content) + length(d.context)) FROM documents d
-                                 JOIN pages p ON p.id = d.page_id WHERE p.version_id = v.id), 1.0) AS avg_len
+                                 JOIN pages p ON p.id = d.page_id WHERE p.version_id = v.id AND d.kind = 0),
+                    1.0) AS avg_len
     FROM unnest(%(versions)s::bigint[]) AS v(id) LEFT JOIN lexical_stats ls ON ls.version_id = v.id
 ), vec_versions AS MATERIALIZED (
     -- versions whose chunks are ranked by vector too: those with at least `vector_share` of their chunks embedded
@@ -108,15 +125,20 @@ WITH stats AS MATERIALIZED (
     -- are found by the versions asked for (a constant the planner estimates: the (version_id, url) index), then
     -- kept if their version is ranked by vector; by vec_versions alone it guessed a third of the table and read
     -- every page of a 44,000-page fleet (35 ms of a 56 ms query).
-    SELECT d.id, d.embedding::vector({dim}) <=> %(vector)s::vector({dim}) AS distance
+    -- Chunks and definitions share the scan; each kind is ranked among its own (a definition's short text is
+    -- nearer to a question about it than any chunk is, and would crowd the chunks out of one list).
+    SELECT d.id, d.kind, d.embedding::vector({dim}) <=> %(vector)s::vector({dim}) AS distance
     FROM documents d
     WHERE d.page_id + 0 = ANY(ARRAY(SELECT id FROM pages
                                     WHERE version_id = ANY(%(versions)s::bigint[])
                                       AND version_id = ANY(ARRAY(SELECT version_id FROM vec_versions))))
       AND vector_dims(d.embedding) = {dim}
-    ORDER BY distance LIMIT %(candidates)s
+    ORDER BY distance LIMIT %(candidates)s + %(def_candidates)s
 ), vec AS (
-    SELECT id, row_number() OVER (ORDER BY distance, id) AS rank FROM nearest
+    SELECT id, kind, rank, distance FROM (
+        SELECT id, kind, distance, row_number() OVER (PARTITION BY kind ORDER BY distance, id) AS rank FROM nearest
+    ) r
+    WHERE rank <= CASE WHEN kind = 0 THEN %(candidates)s ELSE %(def_candidates)s END
 ), qterms AS (
     SELECT term, sum(tf)::float8 AS qtf FROM docsbot_terms(%(text)s) GROUP BY term
 ), qpost AS MATERIALIZED (
@@ -222,11 +244,13 @@ WITH stats AS MATERIALIZED (
     SELECT * FROM sym_page ORDER BY bonus DESC, page_id LIMIT 20
 ), sym_chunks AS (
     -- a page that defines a query identifier competes with the chunk of its definition (or its first)
+    -- (its own definition row first: the definition alone, as it is embedded)
     SELECT DISTINCT ON (st.page_id) d.id FROM sym_top st JOIN documents d ON d.page_id = st.page_id
-    ORDER BY st.page_id, (d.metadata ->> 'anchor' = st.anchor) DESC NULLS LAST, d.sort_order, d.id
+    ORDER BY st.page_id, (d.metadata ->> 'anchor' = st.anchor) DESC NULLS LAST, d.kind DESC, d.sort_order, d.id
 ), chunk AS (
-    SELECT d.id, d.page_id, d.sort_order, d.content, d.metadata, p.url, p.title, p.version_id,
-           (COALESCE(%(w_vec)s / (%(rrf_k)s + vec.rank), 0) + COALESCE(weights.lex / (%(rrf_k)s + lex.rank), 0))
+    SELECT d.id, d.page_id, d.sort_order, d.content, d.metadata, d.kind, vec.distance, p.url, p.title, p.version_id,
+           (COALESCE(CASE WHEN vec.kind = 1 THEN %(w_def)s ELSE %(w_vec)s END / (%(rrf_k)s + vec.rank), 0)
+            + COALESCE(weights.lex / (%(rrf_k)s + lex.rank), 0))
            * (CASE WHEN p.link_share >= %(nav_share)s THEN %(nav_factor)s ELSE 1.0 END)
            * (CASE WHEN ident_gate.active AND p.id NOT IN (SELECT page_id FROM ident_pages)
                    THEN %(ident_miss)s ELSE 1.0 END) AS score
@@ -238,6 +262,7 @@ WITH stats AS MATERIALIZED (
     LEFT JOIN lex ON lex.doc_id = hits.id
     CROSS JOIN weights
     CROSS JOIN ident_gate
+    WHERE %(page_kind)s::text IS NULL OR p.kind = %(page_kind)s::text
 ), ranked AS (
     SELECT c.*, row_number() OVER (PARTITION BY c.page_id ORDER BY c.score DESC, c.id) AS nth,
            max(c.score) OVER (PARTITION BY c.page_id) AS best
@@ -248,23 +273,42 @@ WITH stats AS MATERIALIZED (
                                 AND o.nth BETWEEN 2 AND 3)
            + (COALESCE(sp.bonus, 0) + COALESCE(%(w_page_lex)s / (%(rrf_k)s + plex.rank), 0))
              * (CASE WHEN pg.link_share >= %(nav_share)s THEN %(nav_factor)s ELSE 1.0 END)
-           AS page_score, sp.anchor AS sym_anchor
+           AS page_score, sp.anchor AS sym_anchor, pg.kind AS page_kind
     FROM ranked r JOIN pages pg ON pg.id = r.page_id LEFT JOIN sym_page sp ON sp.page_id = r.page_id
     LEFT JOIN plex ON plex.page_id = r.page_id
     WHERE r.nth = 1
       -- a whole-book copy (page_repeats) gives way to a page it repeats whose hits hold its best chunk's text
       AND NOT EXISTS (SELECT 1 FROM page_repeats pr JOIN ranked o ON o.page_id = pr.page_id
                       WHERE pr.copy_id = r.page_id AND o.content = r.content)
-    ORDER BY page_score DESC, r.page_id
+), pages_kinded AS (
+    -- release notes rank below the reference unless the query asks about versions or changes
+    SELECT page_id, sym_anchor,
+           page_score * (CASE WHEN page_kind = 'changelog' AND NOT %(text)s ~* %(change_words)s
+                              THEN %(changelog_factor)s ELSE 1.0 END) AS page_score
+    FROM pages_ranked
+    ORDER BY page_score DESC, page_id
     LIMIT CASE WHEN %(per_page)s THEN %(k)s ELSE 0 END
+), page_def AS (
+    -- the definition a page's result shows and links to: the one the query names (its symbol match), else the
+    -- nearest of the page's definitions when it is nearer to the query than every chunk of the page (a question
+    -- about that definition, not about the section around it)
+    SELECT DISTINCT ON (r.page_id) r.page_id, r.id
+    FROM ranked r JOIN pages_kinded pk ON pk.page_id = r.page_id
+    WHERE r.kind = 1
+      AND (r.metadata ->> 'anchor' = pk.sym_anchor
+           OR r.distance <= COALESCE((SELECT min(o.distance) FROM ranked o WHERE o.page_id = r.page_id
+                                      AND o.kind = 0), 2))
+    ORDER BY r.page_id, (r.metadata ->> 'anchor' = pk.sym_anchor) DESC NULLS LAST, r.distance NULLS LAST, r.id
 )
 SELECT pr.page_id, pr.page_score, pr.sym_anchor, r.url, r.title, r.version_id, r.id, r.sort_order, r.content,
-       COALESCE(r.metadata -> 'heading_path', '[]'::jsonb), r.metadata ->> 'anchor', r.score, r.nth
-FROM pages_ranked pr JOIN ranked r ON r.page_id = pr.page_id
-WHERE r.nth <= %(merge)s AND r.score >= r.best * %(merge_ratio)s
+       COALESCE(r.metadata -> 'heading_path', '[]'::jsonb), r.metadata ->> 'anchor', r.score, r.nth, r.kind
+FROM pages_kinded pr JOIN ranked r ON r.page_id = pr.page_id
+WHERE r.id IN (SELECT id FROM page_def)
+   OR (pr.page_id NOT IN (SELECT page_id FROM page_def) AND r.kind = 0
+       AND r.nth <= %(merge)s AND r.score >= r.best * %(merge_ratio)s)
 UNION ALL
 (SELECT r.page_id, r.score, NULL, r.url, r.title, r.version_id, r.id, r.sort_order, r.content,
-        COALESCE(r.metadata -> 'heading_path', '[]'::jsonb), r.metadata ->> 'anchor', r.score, 1
+        COALESCE(r.metadata -> 'heading_path', '[]'::jsonb), r.metadata ->> 'anchor', r.score, 1, r.kind
  FROM ranked r WHERE NOT %(per_page)s ORDER BY r.score DESC, r.id LIMIT %(k)s)
 """
 
@@ -276,6 +320,7 @@ def search(
     version_ids: Iterable[int],
     k: int = 5,
     per_page: bool = False,
+    page_kind: str | None = None,
     **tuning: Any,
 ) -> list[SearchHit]:
     """Hybrid search, fused by weighted reciprocal rank fusion (score = Σ w / (rrf_k + rank)) of:
@@ -283,6 +328,10 @@ def search(
     - the ``candidates`` nearest chunks by cosine distance to ``vector`` (the query's embedding; HNSW with
       iterative scan, so version filters do not starve it), of the versions with at least ``vector_share`` of their
       chunks embedded (a version whose chunks still wait for their vectors is ranked by the other lists alone);
+    - the ``def_candidates`` nearest definitions (``documents.kind = 1``: one per definition of the symbol table,
+      embedded on its own) by the same scan, a list of its own weighing ``w_def``. A page's result shows and links
+      to one of its definitions instead of its best chunks when the query names it (the symbol match) or when it
+      is nearer to the query than every chunk of the page;
     - the ``lex_candidates`` best chunks by BM25 over ``postings`` (english lexemes and whole identifiers of each
       chunk's text and context line, kept by a trigger; per-version statistics in ``lexical_stats``);
     - pages whose symbol table (``symbols``) defines a word of the query: a bonus by how specific the match is
@@ -291,7 +340,9 @@ def search(
     A query naming an identifier the version's text holds (a ``=name`` term: dotted, underscored, camelCase names,
     options; or a word of letters and digits such as ``CMP0036``) weighs BM25 ``w_lex_ident``; if it has at most
     ``ident_miss_max_words`` words, pages lacking every such name are multiplied by ``ident_miss``.
-    Navigation pages (``pages.link_share >= nav_share``) are ranked far down (``nav_factor``). ``per_page``:
+    Navigation pages (``pages.link_share >= nav_share``) are ranked far down (``nav_factor``), changelog pages
+    (``pages.kind``: release notes, What's New) lower (``changelog_factor``) unless the query matches
+    :data:`CHANGE_WORDS`. ``page_kind``: only pages of that kind (:data:`PAGE_KINDS`). ``per_page``:
     one hit per page, its best chunks merged in page order and a deep link to its definition or best section;
     otherwise the ``k`` best chunks. ``tuning`` overrides :data:`SEARCH_DEFAULTS`; unknown names raise
     ``TypeError``.
@@ -308,21 +359,33 @@ def search(
         conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(max(40, params["candidates"]))))
         rows = conn.execute(
             sql.SQL(_SEARCH).format(dim=sql.Literal(dim)),
-            {**params, "vector": vector, "versions": list(version_ids), "text": query, "k": k, "per_page": per_page},
+            {
+                **params,
+                "vector": vector,
+                "versions": list(version_ids),
+                "text": query,
+                "k": k,
+                "per_page": per_page,
+                "page_kind": page_kind,
+                "change_words": CHANGE_WORDS,
+            },  # fmt: skip
         ).fetchall()
     if not per_page:
         return [
             SearchHit(url, title, list(path), float(score), content, version_id, _deep_link(url, anchor), page_id)
-            for page_id, _, _, url, title, version_id, _, _, content, path, anchor, score, _ in rows
+            for page_id, _, _, url, title, version_id, _, _, content, path, anchor, score, _, _ in rows
         ]
     pages: dict[int, list[tuple]] = {}
     for row in rows:
         pages.setdefault(row[0], []).append(row)
     hits = []
     for chunks in sorted(pages.values(), key=lambda c: (-c[0][1], c[0][0])):
-        best = min(chunks, key=lambda c: c[12])
-        page_id, page_score, sym_anchor, url, title, version_id, _, _, _, path, anchor, _, _ = best
-        content = "\n\n".join(c[8] for c in sorted(chunks, key=lambda c: c[7]))
+        # the page's definition, when the query is about one (its own text: its chunk repeats it among its
+        # neighbours'), else the page's best chunks in page order
+        definition = next((c for c in chunks if c[13] == 1), None)
+        best = definition or min(chunks, key=lambda c: c[12])
+        page_id, page_score, sym_anchor, url, title, version_id, _, _, _, path, anchor, _, _, _ = best
+        content = best[8] if definition else "\n\n".join(c[8] for c in sorted(chunks, key=lambda c: c[7]))
         link = _deep_link(url, sym_anchor or anchor)
         hits.append(SearchHit(url, title, list(path), float(page_score), content, version_id, link, page_id))
     return hits
@@ -344,7 +407,7 @@ def refresh_lexical_stats(conn: psycopg.Connection, version_id: int, repeats: bo
 REFRESH_STATS = """
     INSERT INTO lexical_stats (version_id, docs, avg_len)
     SELECT %(version)s, count(*), coalesce(avg(length(d.content) + length(d.context)), 1.0)
-    FROM documents d JOIN pages p ON p.id = d.page_id WHERE p.version_id = %(version)s
+    FROM documents d JOIN pages p ON p.id = d.page_id WHERE p.version_id = %(version)s AND d.kind = 0
     ON CONFLICT (version_id) DO UPDATE SET docs = EXCLUDED.docs, avg_len = EXCLUDED.avg_len, updated_at = now()
 """
 
@@ -359,7 +422,7 @@ REFRESH_REPEATS = (
     f"""
     WITH text AS (
         SELECT DISTINCT d.page_id, md5(d.content) AS h
-        FROM documents d JOIN pages p ON p.id = d.page_id WHERE p.version_id = %(version)s
+        FROM documents d JOIN pages p ON p.id = d.page_id WHERE p.version_id = %(version)s AND d.kind = 0
     ), distinctive AS (
         SELECT t.page_id, t.h FROM text t
         JOIN (SELECT h FROM text GROUP BY h HAVING count(*) <= {REPEAT_MAX_PAGES}) r ON r.h = t.h

@@ -41,14 +41,16 @@ def version_overview(conn: psycopg.Connection, runs: int = 3) -> list[dict[str, 
             """
             SELECT v.id, l.name AS library, v.name AS version, v.root_url, v.embedding_model,
                    v.refresh_interval, v.next_due_at, v.failures, v.last_error,
-                   counts.pages, counts.chunks, counts.vectors, counts.last_updated, counts.last_changed,
+                   counts.pages, counts.chunks, counts.definitions, counts.vectors, counts.last_updated,
+                   counts.last_changed,
                    (SELECT max(r.finished_at) FROM crawl_runs r WHERE r.version_id = v.id AND r.mode = 'refresh'
                       AND r.finished_at IS NOT NULL) AS last_refreshed,
                    COALESCE(runs.runs, '[]'::jsonb) AS runs, workers.workers, workers.rate
             FROM versions v
             JOIN libraries l ON l.id = v.library_id
             CROSS JOIN LATERAL (
-                SELECT count(DISTINCT p.id) AS pages, count(d.id) AS chunks, count(d.embedding) AS vectors,
+                SELECT count(DISTINCT p.id) AS pages, count(d.id) FILTER (WHERE d.kind = 0) AS chunks,
+                       count(d.id) FILTER (WHERE d.kind = 1) AS definitions, count(d.embedding) AS vectors,
                        max(p.updated_at) AS last_updated, max(p.content_changed_at) AS last_changed
                 FROM pages p LEFT JOIN documents d ON d.page_id = p.id
                 WHERE p.version_id = v.id
