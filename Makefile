@@ -43,7 +43,7 @@ export-model: | scripts/export_model.py requirements-export.txt
 	$(EXPORT_VENV)/bin/pip install -q --upgrade pip
 	$(EXPORT_VENV)/bin/pip install -q torch==2.13.0
 	$(EXPORT_VENV)/bin/pip install -q -r requirements-export.txt
-	$(EXPORT_VENV)/bin/python scripts/export_model.py $(MODEL_DIR)
+	$(EXPORT_VENV)/bin/python scripts/export_model.py $(MODEL_DIR) $(MODEL_VARIANT)
 
 # Debian's Chromium, installed once (root and apt); `playwright install` cannot download browsers here.
 chromium: $(CHROMIUM)

@@ -37,6 +37,7 @@ __all__ = [
     "context_line",
     "definitions",
     "embed_key",
+    "own_vectors",
     "embed_text",
     "markdown_headings",
 ]
@@ -141,13 +142,36 @@ def definitions(
                 stack.pop()
             stack.append((level, title))
             h += 1
-        end = bounds[bisect_right(bounds, start)] if bisect_right(bounds, start) < len(bounds) else len(markdown)
+        line_end = markdown.find("\n", start)  # the next bound after its first line: a heading's own anchor is on it
+        line_end = len(markdown) if line_end < 0 else line_end
+        after = bisect_right(bounds, line_end)
+        end = bounds[after] if after < len(bounds) else len(markdown)
         text = _cut(markdown[start:end].strip(), max_chars)
         if len(text) < DEFINITION_MIN_CHARS or text in seen:
             continue
         seen.add(text)
         out.append(Definition(name, text, tuple(t for _, t in stack), anchor, start))
     return out
+
+
+def own_vectors(found: Sequence[Definition], chunks: Sequence[str], share: float = 0.5) -> list[Definition]:
+    """The definitions of ``found`` worth a vector of their own beside the page's ``chunks`` (their contents): not
+    one that is at least ``share`` of the only chunk holding it while that chunk holds no other definition, whose
+    vector would be nearly that chunk's (on the Python docs, 1,619 of 9,990: a CMake command page, a lone
+    function under its heading)."""
+    holder: list[int | None] = []
+    for d in found:
+        probe = d.content[:80]
+        holder.append(next((i for i, c in enumerate(chunks) if probe in c), None))
+    held: dict[int, int] = {}
+    for i in holder:
+        if i is not None:
+            held[i] = held.get(i, 0) + 1
+    return [
+        d
+        for d, i in zip(found, holder, strict=True)
+        if i is None or held[i] > 1 or len(d.content) < share * len(chunks[i])
+    ]
 
 
 def _cut(text: str, max_chars: int) -> str:

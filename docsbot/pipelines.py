@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from scrapy import signals
 
 from docsbot.changes import symbol_doc_hashes
-from docsbot.chunking import context_line, definitions, embed_key, embed_text
+from docsbot.chunking import context_line, definitions, embed_key, embed_text, own_vectors
 from docsbot.items import Chunk, PageChange, PageGone, PageItem
 from docsbot.run import PageNotStored, index_context
 from docsbot.store import StoreUnavailable
@@ -42,7 +42,8 @@ class ChunkPipeline:
 
     Each definition the page's symbol table records is embedded on its own too (:func:`docsbot.chunking.definitions`,
     a chunk of kind 1 after the page's chunks): its name or signature and description, at most
-    ``DOCSBOT_DEFINITION_CHARS`` characters (0: none). One whose text is a chunk's whole text is not repeated.
+    ``DOCSBOT_DEFINITION_CHARS`` characters (0: none); not one that is most of a chunk holding no other
+    (:func:`docsbot.chunking.own_vectors`: that chunk's vector is already its own).
 
     What storing the page changes is set on the item for the change log (``item.change``, unless
     ``DOCSBOT_CHANGES_KEEP`` is 0): a page new to the index is ``added``; a stored page at a new URL ``moved``; a
@@ -153,10 +154,8 @@ class ChunkPipeline:
                       context_cut=cut)
             )  # fmt: skip
         if self.definition_chars > 0:
-            texts = {c.content.strip() for c in chunks}
-            for d in definitions(item.markdown, list(item.anchors), list(item.symbols), self.definition_chars):
-                if d.content in texts:
-                    continue  # its chunk is the definition alone: the same vector
+            for d in own_vectors(definitions(item.markdown, list(item.anchors), list(item.symbols),
+                                             self.definition_chars), [c.content for c in chunks]):  # fmt: skip
                 context = context_line(item.title, d.heading_path)
                 cut = context_chars if len(context) > context_chars else None
                 text = embed_text(context, d.content, cut)

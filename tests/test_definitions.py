@@ -148,3 +148,24 @@ def test_definitions_are_cut_to_their_own_text():
     offset = markdown.index("g(y)")
     (g,) = definitions(markdown, [], [("m.g", "f-section", offset)], 300)[:1] or [None]
     assert g is None  # an offset of its own, but still too short
+
+
+def test_a_definition_that_is_most_of_a_chunk_of_its_own_gets_no_second_vector():
+    from docsbot.chunking import Definition, own_vectors
+
+    alone = Definition("cmake_minimum_required", "cmake_minimum_required(VERSION <min>)\n\nRequire a minimum version.",
+                       ("cmake_minimum_required",), "cmd", 0)  # fmt: skip
+    first = Definition("m.f", "f(x)\n\nComputes f of x, for every x that is given.", ("m",), "m.f", 10)
+    second = Definition("m.g", "g(y)\n\nComputes g of y, for every y that is given.", ("m",), "m.g", 60)
+    chunks = [alone.content + "\n\nSee also.", f"# m\n\n{first.content}\n\n{second.content}"]
+    assert own_vectors([alone, first, second], chunks) == [first, second]  # two in one chunk: each its own
+    assert own_vectors([alone], ["# intro\n\n" + "Words. " * 40 + alone.content]) == [alone]  # a small part of it
+
+
+def test_a_definition_on_a_heading_runs_past_the_headings_own_anchor():
+    """A heading's anchor sits on its own line, after the ``#`` marks: the definition a heading starts (a CMake
+    command page, an mkdocstrings object) runs to the next bound after that line."""
+    markdown = "# cmd\n\n## add_thing\n\nAdd a thing to the build, with every option it takes.\n\n## other\n\nText."
+    anchors = [(markdown.index("add_thing"), "add-thing"), (markdown.index("other"), "other")]
+    (found,) = definitions(markdown, anchors, [("add_thing", "add-thing", markdown.index("## add_thing"))])
+    assert found.content == "## add_thing\n\nAdd a thing to the build, with every option it takes."
