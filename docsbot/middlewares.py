@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AlreadyRequested",
     "ConditionalRequestMiddleware",
+    "ForbiddenByRobots",
     "NotModified",
     "OutOfScope",
     "RenderMiddleware",
@@ -77,6 +78,11 @@ class NotModified(IgnoreRequest):
     def __init__(self, response: Response) -> None:
         super().__init__(f"304 Not Modified: {response.url}")
         self.response = response
+
+
+class ForbiddenByRobots(IgnoreRequest):
+    """robots.txt disallows the request's URL for docsbot's user agent (Scrapy's ``IgnoreRequest``, told apart): a
+    page the site's rules keep from the crawler is skipped, not failed."""
 
 
 class AlreadyRequested(IgnoreRequest):
@@ -307,6 +313,13 @@ class RobotsTxtMiddleware(_ScrapyRobotsTxtMiddleware):
         for waiter in self._answered_now(netloc):
             waiter.callback(parser)
         return parser
+
+    def process_request_2(self, rp: RobotParser | None, request: Request) -> None:
+        """Scrapy's check, its refusal raised as :class:`ForbiddenByRobots`."""
+        try:
+            super().process_request_2(rp, request)
+        except IgnoreRequest as exc:
+            raise ForbiddenByRobots(str(exc)) from None
 
     def _answered_now(self, netloc: str) -> list[Deferred[RobotParser | None]]:
         """Marks the host answered; returns the requests that waited for it."""

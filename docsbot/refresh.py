@@ -51,6 +51,7 @@ __all__ = [
     "EXIT_VECTORS_PENDING",
     "FAILURE_KINDS",
     "GONE_STATUSES",
+    "SKIP_STATUSES",
     "DeletionPlan",
     "PlannedRequest",
     "RefreshLedger",
@@ -60,6 +61,7 @@ __all__ = [
     "StoredPage",
     "content_unchanged",
     "parse_gone_statuses",
+    "parse_skip_statuses",
     "run_outcome",
 ]
 
@@ -79,6 +81,24 @@ def parse_gone_statuses(values: Iterable[object]) -> frozenset[int]:
     if not codes or any(not 400 <= code < 500 or code in (408, 429) for code in codes):
         raise ValueError(f"DOCSBOT_GONE_STATUSES must be 4xx codes other than 408 and 429, got {values!r}")
     return codes
+
+
+SKIP_STATUSES = frozenset({401, 403})  # DOCSBOT_SKIP_STATUSES' default
+
+
+def parse_skip_statuses(values: Iterable[object], gone: frozenset[int]) -> frozenset[int]:
+    """``DOCSBOT_SKIP_STATUSES`` (``["401", "403"]``): answers that, for a page never stored, mean the site keeps
+    it from the crawler (a login, a forbidden directory): skipped, not failed. 4xx codes only, not 408 or 429; a code
+    that is also one of ``gone`` (``DOCSBOT_GONE_STATUSES``: a site that sets 403 there) means gone. Raises
+    ``ValueError`` naming the setting otherwise."""
+    values = list(values)
+    try:
+        codes = frozenset(int(v) for v in values)  # type: ignore[call-overload]
+    except (TypeError, ValueError):
+        raise ValueError(f"DOCSBOT_SKIP_STATUSES must be status codes, got {values!r}") from None
+    if any(not 400 <= code < 500 or code in (408, 429) for code in codes):
+        raise ValueError(f"DOCSBOT_SKIP_STATUSES must be 4xx codes other than 408 and 429, got {values!r}")
+    return codes - gone
 
 
 class RootFailed(Exception):  # noqa: N818 - a decision, not an error of docsbot's
@@ -407,6 +427,14 @@ class RefreshLedger:
             raise RootFailed(reason or "it failed")
         return self.stored_page(url)
 
+    def skipped_by_rule(self, url: str, reason: str) -> StoredPage | None:
+        """The site's rules keep ``url`` from the crawler (robots.txt; a 401, 403 or other refusal of a page never
+        stored): skipped, not failed; a stored page stays as it was (its stored links are followed). Returns it.
+        Raises :class:`RootFailed` for the root: a site whose root is refused cannot be crawled."""
+        if self.is_root(url):
+            raise RootFailed(reason)
+        return self.stored_page(url)
+
     def redirected_out_of_scope(self, url: str, target: str) -> StoredPage | None:
         """A request for ``url`` redirects out of the crawl's scope (never followed): the stored page goes at the
         end of the run. Raises :class:`RootFailed` for the root."""
@@ -491,7 +519,7 @@ EXIT_VECTORS_PENDING = 4  # every page is stored, but chunks of the version stil
 
 # Why a fetched page was not stored (stats ``docsbot/failed/<kind>``; ``docsbot/failed`` is their sum).
 FAILURE_KINDS = {
-    "fetch": "not fetched (5xx, 429, timeout, network, robots.txt, size cap)",
+    "fetch": "not fetched (5xx, 429, timeout, network, size cap, a stored page refused)",
     "extract": "extraction crashed or timed out",
     "store": "database unavailable after retries",
     "error": "an unexpected error in docsbot (logged with its traceback)",

@@ -50,10 +50,12 @@ from docsbot.items import PageItem
 from docsbot.refresh import (
     FAILURE_KINDS,
     GONE_STATUSES,
+    SKIP_STATUSES,
     DeletionPlan,
     RefreshLedger,
     RunOutcome,
     parse_gone_statuses,
+    parse_skip_statuses,
     run_outcome,
 )
 from docsbot.render import RenderPolicy, enable_rendering
@@ -84,6 +86,11 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 
+SKIPPED_LISTED = 100  # URLs of skipped pages a run lists per kind (the count is complete)
+# What the site's rules keep from the crawler (stats docsbot/skipped/<kind>): never a failure, listed in the summary.
+SKIPPED_KINDS = ("robots", "forbidden", "refused", "out_of_scope")
+
+
 @dataclass
 class IndexContext:
     """What one crawl of one library version works with. ``ledger`` exists from ``spider_opened`` on."""
@@ -104,6 +111,16 @@ class IndexContext:
     changes_keep: timedelta | None = None  # DOCSBOT_CHANGES_KEEP: how long change log rows are kept (None: off)
     # a refresh's stored sitemaps, llms.txt and Doxygen menu (URL → SeedFile): revalidated, seeded from on a 304
     seed_files: dict[str, store.SeedFile] = field(default_factory=dict)
+    # DOCSBOT_SKIP_STATUSES: a page never stored that answers one of these is skipped by the site's rule, not failed
+    skip_statuses: frozenset[int] = frozenset({401, 403})
+    # the pages skipped by the site's rules, by kind (robots, forbidden, refused): the first SKIPPED_LISTED of each
+    skipped: dict[str, list[str]] = field(default_factory=dict)
+
+    def skip(self, kind: str, url: str) -> None:
+        """Record ``url`` as skipped by the site's rule ``kind`` (listed in the run's stats, up to a cap)."""
+        listed = self.skipped.setdefault(kind, [])
+        if len(listed) < SKIPPED_LISTED:
+            listed.append(url)
 
     @property
     def mode(self) -> str:
@@ -313,6 +330,7 @@ class IndexRun:
             check()
         try:
             gone = parse_gone_statuses(settings.getlist("DOCSBOT_GONE_STATUSES", sorted(GONE_STATUSES)))
+            skip = parse_skip_statuses(settings.getlist("DOCSBOT_SKIP_STATUSES", sorted(SKIP_STATUSES)), gone)
         except ValueError as exc:
             raise SpiderArgumentError(str(exc)) from None
         try:
@@ -361,6 +379,7 @@ class IndexRun:
             render_wait_until=settings.get("DOCSBOT_RENDER_WAIT_UNTIL"),
             label=label,
             gone_statuses=gone,
+            skip_statuses=skip,
             changes_keep=changes_keep,
         )
         if settings.getint("DOCSBOT_CRAWL_EMBED_WORKERS", 1) > 0:
@@ -710,8 +729,13 @@ class IndexRun:
             vectors = f"; vectors {'complete' if not waiting else f'{waiting} waiting'} ({done})"
         # a page re-extracted from its stored HTML (its 304, a newer extraction) is counted as what it stores
         reextracted = counts.get("reextracted", 0)
+        skipped = ", ".join(
+            f"{key.removeprefix('skipped/')} {n}"
+            for key, n in sorted(counts.items())
+            if key.removeprefix("skipped/") in SKIPPED_KINDS and key.startswith("skipped/") and n
+        )
         logger.info(
-            "%s of %s: %d unchanged, %d modified%s, %d new, %d deleted, %d failed%s in %.1f s (%s)",
+            "%s of %s: %d unchanged, %d modified%s, %d new, %d deleted, %d failed%s%s in %.1f s (%s)",
             context.mode,
             context.label,
             counts.get("unchanged", 0),
@@ -720,6 +744,7 @@ class IndexRun:
             counts.get("new", 0),
             counts.get("deleted", 0),
             counts.get("failed", 0),
+            f", skipped by the site's rules ({skipped})" if skipped else "",
             vectors,
             time.monotonic() - self._started,
             outcome.state if outcome.state != "failed" else f"failed: {reason}",
@@ -741,4 +766,6 @@ class IndexRun:
         summary["elapsed_seconds"] = round(time.monotonic() - self._started, 3)
         summary["finish_reason"] = reason
         summary["arguments"] = self.context.args.as_json()
+        if self.context.skipped:
+            summary["skipped_pages"] = self.context.skipped  # {kind: [URL, ...]}, at most SKIPPED_LISTED each
         return summary

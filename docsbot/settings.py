@@ -176,6 +176,13 @@ DOCSBOT_GONE_STATUSES = [
     int(code) for code in os.environ.get("DOCSBOT_GONE_STATUSES", "404,410").replace(" ", "").split(",") if code
 ]
 HTTPERROR_ALLOWED_CODES = DOCSBOT_GONE_STATUSES
+# Answers that, from a page never stored, mean the site keeps it from the crawler (a login page, a forbidden
+# directory): the page is skipped by the site's rule (docsbot/skipped/forbidden, .../refused), like one robots.txt
+# disallows, and the run stays complete. A stored page that starts answering one is kept and counted failed, or
+# deleted if its status is one of DOCSBOT_GONE_STATUSES (which wins where both list a code).
+DOCSBOT_SKIP_STATUSES = [
+    int(code) for code in os.environ.get("DOCSBOT_SKIP_STATUSES", "401,403").replace(" ", "").split(",") if code
+]
 
 # A site's llms.txt (https://llmstxt.org), in the root URL's directory and at the host's root, seeds the crawl with
 # the pages it lists, as a sitemap does; 0 asks for none (each missing llms.txt costs a 404 per run).

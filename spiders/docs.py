@@ -27,6 +27,7 @@ from protego import Protego
 from scrapy import signals
 from scrapy.exceptions import CloseSpider
 from scrapy.http import HtmlResponse
+from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.gz import gunzip, gzip_magic_number
 from scrapy.utils.sitemap import Sitemap
 
@@ -42,6 +43,7 @@ from docsbot.middlewares import (
     SEED_FILE_META_KEY,
     VALIDATORS_META_KEY,
     AlreadyRequested,
+    ForbiddenByRobots,
     NotModified,
     OutOfScope,
     RobotsTxtMiddleware,
@@ -284,6 +286,15 @@ class DocsSpider(scrapy.Spider):
                 stored = ledger.stored_page(url)
                 fresh = _fresh_until(failure.value.response, request.meta, stored.last_modified if stored else None)
                 page = ledger.not_modified(url, fresh)
+        elif (skip := self._skipped_by_rule(failure, url)) is not None:
+            kind, reason = skip
+            try:
+                page = ledger.skipped_by_rule(url, f"{reason} at {url}")
+            except RootFailed as exc:
+                self._abort_root(exc.reason)
+            self.context.skip(kind, url)
+            self.crawler.stats.inc_value(f"docsbot/skipped/{kind}")
+            logger.info("skipping %s: %s (the site's rule; not a failure)", url, reason)
         elif failure.check(OutOfScope) and redirects:
             logger.info("%s now redirects out of scope to %s", url, request.url)
             try:
@@ -304,6 +315,19 @@ class DocsSpider(scrapy.Spider):
         if page is not None:
             for follow in self._requests(page.links, page.depth, source=url):
                 yield follow
+
+    def _skipped_by_rule(self, failure: Failure, url: str) -> tuple[str, str] | None:
+        """``(kind, reason)`` when the site's own rules keep ``url`` from the crawler: robots.txt disallows it
+        (``robots``), or it answers one of ``DOCSBOT_SKIP_STATUSES`` (401, 403: ``forbidden``; others: ``refused``)
+        and was never stored. ``None`` for a failure; a stored page that starts answering 401/403 is one (kept as
+        it was, counted failed; or deleted when its status is one of ``DOCSBOT_GONE_STATUSES``)."""
+        if failure.check(ForbiddenByRobots):
+            return "robots", "robots.txt disallows it"
+        if failure.check(HttpError):
+            status = failure.value.response.status
+            if status in self.context.skip_statuses and self.context.ledger.stored_page(url) is None:
+                return ("forbidden" if status in (401, 403) else "refused"), f"the server answers {status}"
+        return None
 
     async def _stored_response(self, request: scrapy.Request, answer: scrapy.http.Response) -> HtmlResponse | None:
         """The stored HTML of the page ``request`` revalidated, as the 200 the server's 304 ``answer`` stands for:

@@ -385,10 +385,36 @@ def test_robots_txt_disallow_keeps_the_page(crawl, docsite, db):
     # unchecked; docsbot.middlewares.RobotsTxtMiddleware fixes that.)
     site.slow["/robots.txt"] = 1
     site.hits.clear()
-    refresh(crawl, expect=3)  # kept as they were, not refreshed: counted failed
+    refresh(crawl, expect=0)  # kept as they were, not refreshed: the site's rule, not a failure
     assert pages(db) == before
     assert site.hits_for("/docs/api.html") == [] and site.hits_for("/docs/flaky.html") == []
-    assert last_run(db)["failed/fetch"] == 2
+    run = last_run(db)
+    assert (run["skipped/robots"], run.get("failed", 0)) == (2, 0)
+    assert sorted(run["skipped_pages"]["robots"]) == [f"{docsite.url}/docs/api.html", f"{docsite.url}/docs/flaky.html"]
+
+
+def test_pages_the_sites_rules_keep_from_us_are_skipped_and_the_run_is_complete(crawl, docsite, db):
+    """A robots.txt that disallows a linked page and a link to a directory the server forbids (nginx's 403 without
+    autoindex), as real documentation sites have: every other page stored, exit 0 on the index and on every
+    refresh, both pages listed as skipped. A stored page that starts answering 403 is kept and counted failed."""
+    site = docsite.site
+    site.put("/robots.txt", "User-agent: *\nDisallow: /docs/deep.html\n", "text/plain")
+    site.put("/docs/index.html", html_page("Welcome", "<p>Docs.</p>", ["guide.html", "api.html", "downloads/"]))
+    site.failing["/docs/downloads/index.html"] = 403
+    result = crawl(url=f"{docsite.url}/docs/index.html", library="testdocs")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "skipped by the site's rules (forbidden 1, robots 1)" in result.stderr
+    run = last_run(db)
+    assert (run["skipped/robots"], run["skipped/forbidden"], run.get("failed", 0)) == (1, 1, 0)
+    assert run["skipped_pages"] == {"robots": [f"{docsite.url}/docs/deep.html"],
+                                    "forbidden": [f"{docsite.url}/docs/downloads/"]}  # fmt: skip
+    assert site.hits_for("/docs/deep.html") == []
+    assert crawl(library="testdocs", mode="refresh").returncode == 0  # and every refresh after it
+    assert db.execute("SELECT outcome FROM crawl_runs ORDER BY id").fetchall() == [("complete",), ("complete",)]
+    site.failing["/docs/guide.html"] = 403  # a stored page refused now: kept, failed, the next run tries again
+    refreshed = crawl(library="testdocs", mode="refresh")
+    assert refreshed.returncode == 3 and last_run(db)["failed/fetch"] == 1
+    assert "/docs/guide.html" in pages(db)
 
 
 def test_the_database_password_never_shows(crawl, docsite, db, database_url):
