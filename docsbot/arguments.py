@@ -52,17 +52,19 @@ def _optional_int(name: str, value: Any, minimum: int) -> int | None:
 
 
 def parse_duration(value: Any) -> timedelta | None:
-    """``45s``, ``30m``, ``12h``, ``7d``, ``2w`` (a number and a unit) as a timedelta; ``None`` for ``0``, ``''`` or
-    ``None``. Raises ``ValueError`` for anything else, a duration too long for a timedelta included."""
+    """``45s``, ``30m``, ``12h``, ``7d``, ``2w`` (a number and a unit) as a timedelta; ``None`` (off) for ``0``, a
+    zero duration (``0d``), ``''`` or ``None``. Raises ``ValueError`` for anything else, a duration too long for a
+    timedelta included."""
     if value in (None, "", "0", 0):
         return None
     m = _DURATION.match(str(value).lower())
     if not m:
         raise ValueError(f"a duration is like 45s, 30m, 12h, 7d or 2w; got {value!r}")
     try:
-        return timedelta(seconds=float(m.group(1)) * _DURATION_UNITS[m.group(2)])
+        duration = timedelta(seconds=float(m.group(1)) * _DURATION_UNITS[m.group(2)])
     except OverflowError:
         raise ValueError(f"a duration of at most 999999999 days; got {value!r}") from None
+    return duration or None  # 0d, 0h, 0.0s: off, as 0 is (a zero interval would be due at every tick)
 
 
 def _duration(name: str, value: Any) -> timedelta | None:

@@ -281,8 +281,9 @@ def cmd_export(args: argparse.Namespace) -> int:
             count = 0
             if args.format == "pages":
                 out = Path(args.output or _file_name(f"{target.library}-{target.name or 'docs'}"))
+                used: set[str] = set()
                 for url, title, markdown in pages:
-                    path = out / _page_path(url, target.root_url)
+                    path = out / _unique(_page_path(url, target.root_url), used)
                     path.parent.mkdir(parents=True, exist_ok=True)
                     path.write_text(f"# {title}\n\nSource: {url}\n\n{_without_title(markdown, title)}\n")
                     count += 1
@@ -298,6 +299,18 @@ def cmd_export(args: argparse.Namespace) -> int:
         return 1
     print(f"exported {count} pages of {label} to {out}")
     return 0
+
+
+def _unique(path: str, used: set[str]) -> str:
+    """``path``, or ``stem-2.md``, ``stem-3.md``… when an earlier page of the export took it (``a.html``, ``a.htm``
+    and ``a`` all make ``a.md``): no page overwrites another."""
+    candidate, n = path, 1
+    while candidate.lower() in used:
+        n += 1
+        stem, dot, ext = path.rpartition(".")
+        candidate = f"{stem}-{n}.{ext}" if dot else f"{path}-{n}"
+    used.add(candidate.lower())
+    return candidate
 
 
 def _file_name(name: str) -> str:

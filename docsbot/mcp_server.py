@@ -93,10 +93,19 @@ async def _call(fn: Callable[..., Any], *args: Any) -> Any:
         return await anyio.to_thread.run_sync(fn, *args)
     except ServiceError as exc:
         raise ToolError(str(exc)) from None
-    except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout, store.DatabaseError) as exc:
+    except store.DatabaseError as exc:  # says what is wrong and what to do (a schema a read-only role cannot apply)
+        raise ToolError(str(exc)) from None
+    except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout) as exc:
         logger.warning("database unavailable: %s", exc)
         raise ToolError(
             "the index database is unavailable right now (restarting or unreachable); try again in a few seconds"
+        ) from None
+    except psycopg.DataError as exc:
+        raise ToolError(f"an argument holds a value the index cannot look up ({type(exc).__name__})") from None
+    except psycopg.Error as exc:  # the server refused: a privilege, a read-only transaction
+        logger.warning("the database refused: %s: %s", type(exc).__name__, exc)
+        raise ToolError(
+            f"the index database refused this request ({type(exc).__name__}); see the server's log"
         ) from None
 
 

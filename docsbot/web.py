@@ -249,6 +249,8 @@ class Pages:
         """A service error (its status and message) or an unreachable database (503), as a page or JSON."""
         if isinstance(exc, ServiceError):
             status, message = exc.status, str(exc)
+        elif isinstance(exc, store.DatabaseError) and not isinstance(exc, store.StoreUnavailable):
+            status, message = 503, str(exc)  # its message says what is wrong (a schema this role cannot apply)
         elif isinstance(exc, psycopg.DataError):  # a value the database cannot hold (checked first by the service)
             status, message = 400, f"a parameter holds a value the index cannot look up ({type(exc).__name__})"
         elif isinstance(exc, psycopg.Error) and not isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError)):

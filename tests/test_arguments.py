@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from docsbot.arguments import CrawlArguments, SpiderArgumentError
+from docsbot.arguments import CrawlArguments, SpiderArgumentError, parse_duration
 
 
 def test_a_full_index_needs_a_url_and_defaults_library_to_its_host():
@@ -85,3 +85,10 @@ def test_a_crawl_started_from_the_network_stays_public_on_every_refresh():
     assert operator.resolve("http://h/", stored).network == "any"
     with pytest.raises(SpiderArgumentError, match="-a network must be one of any, public"):
         CrawlArguments.parse(url="http://h/", network="private")
+
+
+@pytest.mark.parametrize("zero", ["0", "0d", "0h", "0.0s", " 0w "])
+def test_a_zero_duration_is_off_everywhere(zero):
+    """DOCSBOT_CHANGES_KEEP=0d records nothing (as 0 does), refresh = "0h" schedules nothing: never a zero interval
+    that is falsy in one place and due at every tick in another."""
+    assert parse_duration(zero) is None

@@ -664,8 +664,8 @@ class DocsIndex:
                     locks.append(store.lock_version(self.dsn, target))
                 except store.DatabaseError as exc:
                     raise Invalid(f"{exc}; remove it once the run ends") from None
-            with self.connection() as conn:
-                deleted = store.delete_version(conn, library, version)
+            with self.connection() as conn:  # the versions resolved and locked ("latest" names one by its number)
+                deleted = store.delete_version(conn, library, version, [t.id for t in targets])
         finally:
             for lock in locks:
                 lock.close()

@@ -139,12 +139,16 @@ def bind_model(conn: psycopg.Connection, version: VersionRow, model: str, dim: C
         )
 
 
-def delete_version(conn: psycopg.Connection, library: str, version: str | None) -> list[tuple[str, int]]:
+def delete_version(
+    conn: psycopg.Connection, library: str, version: str | None, ids: list[int] | None = None
+) -> list[tuple[str, int]]:
     """Delete a version (``version=None``: every version and the library itself) with its pages, chunks and
-    runs, in one transaction. Returns ``(label, pages deleted)`` per version; empty if nothing matched."""
+    runs, in one transaction; ``ids``: exactly these versions of the library (a loose ``latest`` resolved by the
+    caller), whatever ``version`` says. Returns ``(label, pages deleted)`` per version; empty if nothing matched."""
     deleted = []
     with conn.transaction():
-        for row in list_versions(conn, library, version):
+        rows = list_versions(conn, library, version if ids is None else None)
+        for row in rows if ids is None else [r for r in rows if r.id in ids]:
             (pages,) = conn.execute("SELECT count(*) FROM pages WHERE version_id = %s", (row.id,)).fetchone()
             conn.execute("DELETE FROM versions WHERE id = %s", (row.id,))
             deleted.append((version_label(row.library, row.name), pages))
