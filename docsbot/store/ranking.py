@@ -281,9 +281,11 @@ WITH stats AS MATERIALIZED (
       AND NOT EXISTS (SELECT 1 FROM page_repeats pr JOIN ranked o ON o.page_id = pr.page_id
                       WHERE pr.copy_id = r.page_id AND o.content = r.content)
 ), pages_kinded AS (
-    -- release notes rank below the reference unless the query asks about versions or changes
+    -- release notes rank below the reference unless the query asks about versions or changes, or names an
+    -- identifier the text holds (the release that added CMP0036 is an answer to "CMP0036")
     SELECT page_id, sym_anchor,
            page_score * (CASE WHEN page_kind = 'changelog' AND NOT %(text)s ~* %(change_words)s
+                               AND NOT (SELECT ident FROM weights)
                               THEN %(changelog_factor)s ELSE 1.0 END) AS page_score
     FROM pages_ranked
     ORDER BY page_score DESC, page_id
@@ -342,7 +344,7 @@ def search(
     ``ident_miss_max_words`` words, pages lacking every such name are multiplied by ``ident_miss``.
     Navigation pages (``pages.link_share >= nav_share``) are ranked far down (``nav_factor``), changelog pages
     (``pages.kind``: release notes, What's New) lower (``changelog_factor``) unless the query matches
-    :data:`CHANGE_WORDS`. ``page_kind``: only pages of that kind (:data:`PAGE_KINDS`). ``per_page``:
+    :data:`CHANGE_WORDS` or names an identifier the version's text holds. ``page_kind``: only pages of that kind (:data:`PAGE_KINDS`). ``per_page``:
     one hit per page, its best chunks merged in page order and a deep link to its definition or best section;
     otherwise the ``k`` best chunks. ``tuning`` overrides :data:`SEARCH_DEFAULTS`; unknown names raise
     ``TypeError``.
