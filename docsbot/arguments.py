@@ -103,6 +103,11 @@ class CrawlArguments:
     - ``freshness``: ``validators`` (default) revalidates every stored page; ``http`` does not request a stored
       page whose last response is still fresh by its HTTP caching headers (RFC 9111 §4.2, :mod:`docsbot.freshness`;
       its stored links are followed). Stored by the index, reused by refreshes unless given again.
+    - ``network``: ``public`` connects only to public addresses, plus ``DOCSBOT_ALLOWED_NETWORKS``
+      (:mod:`docsbot.network`; what a crawl started from the network gets, and renders nothing); ``any`` (default)
+      connects wherever the site's URLs lead. Stored by the index, reused by refreshes unless given again.
+    - ``launch``: the token the run is recorded under (``crawl_runs.launch``), so that whoever started it finds it
+      (``docsbot serve``, the MCP server, a fleet: letters, digits, ``._-``, at most 64); default: a new one.
     """
 
     url: str | None
@@ -118,6 +123,7 @@ class CrawlArguments:
     render: str | None = None
     freshness: str | None = None
     network: str | None = None
+    launch: str | None = None
 
     @classmethod
     def parse(
@@ -135,6 +141,7 @@ class CrawlArguments:
         render: str | None = None,
         freshness: str | None = None,
         network: str | None = None,
+        launch: str | None = None,
     ) -> CrawlArguments:
         mode = (mode or ("full" if url else "refresh")).strip().lower()
         if mode not in MODES:
@@ -169,6 +176,10 @@ class CrawlArguments:
             network = network.strip().lower()
             if network not in NETWORK_MODES:
                 raise SpiderArgumentError(f"-a network must be one of {', '.join(NETWORK_MODES)}, got {network!r}")
+        if launch is not None and not re.fullmatch(r"[\w.-]{1,64}", launch, flags=re.ASCII):
+            raise SpiderArgumentError(
+                f"-a launch must be letters, digits, '.', '_' or '-' (at most 64), got {launch!r}"
+            )
         return cls(
             url=url,
             library=library.strip(),
@@ -183,6 +194,7 @@ class CrawlArguments:
             render=render,
             freshness=freshness,
             network=network,
+            launch=launch or None,
         )
 
     def resolve(self, root_url: str | None = None, stored: dict[str, Any] | None = None) -> CrawlSettings:

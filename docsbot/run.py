@@ -33,6 +33,7 @@ import asyncio
 import contextlib
 import logging
 import time
+import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -463,7 +464,8 @@ class IndexRun:
             stored = await context.store.stored_pages(context.version.id)
             if context.refresh:
                 context.seed_files = await context.store.seed_files(context.version.id)
-            context.run_id = await context.store.start_run(context.version.id, context.mode)
+            launch = context.args.launch or f"crawl-{uuid.uuid4().hex}"  # known by it; its start recorded once
+            context.run_id = await context.store.start_run(context.version.id, context.mode, launch)
         except store.StoreUnavailable as exc:
             logger.error("%s: the run cannot start: %s", context.label, exc)
             raise CloseSpider("database_unavailable") from exc

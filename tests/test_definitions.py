@@ -133,9 +133,12 @@ def test_a_question_about_one_definition_links_to_it_and_release_notes_rank_belo
         # release notes count half unless the query asks about versions or changes
         plain = "the size of an object in bytes"
         assert score(plain) == pytest.approx(0.5 * score(plain, changelog_factor=1.0))
-        for asking in ("what's new: the size of an object in bytes", "size of an object in bytes since 3.5",
-                       "size of an object in bytes changed",
-                       "sys.getsizeof size of an object"):  # fmt: skip  (an identifier: its release notes answer)
+        for asking in (
+            "what's new: the size of an object in bytes",
+            "size of an object in bytes since 3.5",
+            "size of an object in bytes changed",
+            "sys.getsizeof size of an object",
+        ):  # fmt: skip  (an identifier: its release notes answer)
             assert score(asking) == pytest.approx(score(asking, changelog_factor=1.0)), asking
 
 

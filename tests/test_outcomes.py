@@ -47,3 +47,86 @@ def test_export_pages_that_would_share_a_file_get_one_each(crawl, docsite, datab
     assert [next(w for w in ("first", "second", "third") if f"The {w} page" in t) for t in texts] == [
         "first", "second", "third"
     ]  # fmt: skip
+
+
+def test_a_launch_is_found_by_its_token_and_claims_its_version(database_url, tmp_path):
+    """The server's refresh claims the version as a scheduler would (a scheduler then starts nothing), passes its run
+    id as -a launch, and reports the run recorded under it, not 'the first run since' (another run that starts
+    in between is not its)."""
+    import asyncio
+    from datetime import timedelta
+
+    from docsbot.service import DocsIndex
+    from docsbot.store import fleet as fleet_store
+
+    with store.connect(database_url) as conn:
+        store.migrate(conn)
+        version = store.upsert_version(conn, "lib", "1", "http://docs.example/1/", {})
+        conn.execute("UPDATE versions SET next_due_at = now() - interval '1 hour' WHERE id = %s", (version.id,))
+        conn.commit()
+    settings = ProjectSettings("docsbot.settings", {"DOCSBOT_DATA_DIR": str(tmp_path)})
+    started: list[list[str]] = []
+
+    def start(launch):  # noqa: ANN001, ANN202 - the launcher's command, recorded instead of run
+        started.append([launch.run_id])
+        return "recorded"
+
+    with DocsIndex(settings, database_url, allow_writes=True) as index, \
+            DocsIndex(settings, database_url, allow_writes=True) as other_server:  # fmt: skip
+        index.launcher.start = other_server.launcher.start = start
+        with store.connect(database_url) as conn:
+            first = index.refresh("lib", "1")
+            assert first.started and started == [[first.run_id]]
+            # a scheduler finds the version claimed: it starts nothing; nor does another server
+            assert fleet_store.claim_due(conn, "scheduler", limit=5, lease=timedelta(hours=1)) == []
+            again = other_server.refresh("lib", "1")
+            assert not again.started and "claimed by" in again.message and len(started) == 1
+
+            async def runs() -> tuple[int, int]:
+                page_store = store.PageStore(database_url, 1)
+                await page_store.open()
+                try:
+                    other = await page_store.start_run(version.id, "refresh", "someone-else")  # started in between
+                    mine = await page_store.start_run(version.id, "refresh", first.run_id)
+                    assert await page_store.start_run(version.id, "refresh", first.run_id) == mine  # a retry: once
+                    return other, mine
+                finally:
+                    await page_store.close()
+
+            other, mine = asyncio.run(runs())
+            assert index.run(first.run_id).crawl_run_id == mine != other
+            (rows,) = conn.execute("SELECT count(*) FROM crawl_runs WHERE launch = %s", (first.run_id,)).fetchone()
+            assert rows == 1
+
+
+def test_a_page_transaction_applied_and_retried_records_its_change_once(database_url):
+    """A COMMIT whose answer was lost is retried: the page's upsert and chunks are idempotent, and so is its
+    change-log row (one per page, run and kind)."""
+    import asyncio
+
+    from docsbot.items import Chunk, PageChange, PageItem
+
+    with store.connect(database_url) as conn:
+        store.migrate(conn)
+        version = store.upsert_version(conn, "lib", "1", "http://docs.example/1/", {})
+        conn.commit()
+    item = PageItem(
+        version_id=version.id, url="http://docs.example/1/a.html", title="A", markdown="# A\n\nText.",
+        content_hash="h", depth=0, links=[], chunks=[Chunk("# A\n\nText.", ["A"], "A", "A\n\n# A\n\nText.", "k")],
+        change=PageChange("added"),
+    )  # fmt: skip
+
+    async def save_twice() -> None:
+        page_store = store.PageStore(database_url, 1)
+        await page_store.open()
+        try:
+            run = await page_store.start_run(version.id, "full", "launch-1")
+            await page_store.save_page(item, run)
+            await page_store.save_page(item, run)  # the retry of an attempt that was applied after all
+        finally:
+            await page_store.close()
+
+    asyncio.run(save_twice())
+    with store.connect(database_url) as conn:
+        assert conn.execute("SELECT kind, count(*) FROM page_changes GROUP BY kind").fetchall() == [("added", 1)]
+        assert conn.execute("SELECT count(*) FROM pages").fetchone()[0] == 1

@@ -216,21 +216,22 @@ class Fleet:
         if mode == "full":
             args["url"] = version.root_url
         args.update({k: str(v) for k, v in (version.run_args.get("args") or {}).items()})
+        args["launch"] = f"fleet-{uuid.uuid4().hex}"  # the run is found by it (crawl_runs.launch), not by time
         settings = {k: str(v) for k, v in (version.run_args.get("settings") or {}).items()}
         return mode, args, settings
 
-    def _command(self, version: fleet_store.DueVersion) -> tuple[list[str], str]:
+    def _command(self, version: fleet_store.DueVersion) -> tuple[list[str], str, str]:
         mode, args, settings = self._arguments(version)
         cmd = [sys.executable, "-m", "scrapy", "crawl", "docs"]
         for key, value in args.items():
             cmd += ["-a", f"{key}={value}"]
         for key, value in settings.items():
             cmd += ["-s", f"{key}={value}"]
-        return cmd, mode
+        return cmd, mode, args["launch"]
 
     def _start(self, version: fleet_store.DueVersion) -> _Local | RunReport:
         label = store.version_label(version.library, version.name)
-        cmd, mode = self._command(version)
+        cmd, mode, launch = self._command(version)
         self.log_dir.mkdir(parents=True, exist_ok=True)
         log = self.log_dir / f"{label.replace('/', '_')}-{uuid.uuid4().hex[:8]}.log"
         env = {**self.env, "SCRAPY_SETTINGS_MODULE": "docsbot.settings", "DATABASE_URL": self.dsn}
@@ -246,13 +247,13 @@ class Fleet:
                 fleet_store.release_claim(conn, version.id, f"the crawl could not start: {exc}")
             return RunReport(label, mode, "local", "not started", str(exc))
         logger.info("%s: %s started (process %d, log %s)", label, mode, process.pid, log)
-        return _Local(process, log, since, mode)
+        return _Local(process, log, since, mode, launch)
 
     def _finished(self, version: fleet_store.DueVersion, local: _Local) -> RunReport:
         label = store.version_label(version.library, version.name)
         code = local.process.returncode
         with self._connect() as conn:
-            run_id = store.first_run_since(conn, version.id, local.mode, local.since)
+            run_id = store.run_of_launch(conn, local.launch)
             row = store.crawl_run(conn, run_id) if run_id is not None else None
             if row is None or row["finished_at"] is None:
                 # It never recorded its end (it could not start, or died): give the claim back with a backoff.
@@ -312,6 +313,7 @@ class _Local:
     log: Path
     since: Any
     mode: str
+    launch: str  # the run's token (-a launch): its crawl_runs row is found by it
 
 
 class Scheduler:

@@ -9,6 +9,8 @@ code), and psycopg / pool errors when the database is unreachable.
 
 from __future__ import annotations
 
+import os
+import socket
 import threading
 import urllib.parse
 import uuid
@@ -526,10 +528,36 @@ class DocsIndex:
                     message = f"another run of {label} is in progress (one run per version at a time); "
                     return result(str(run) if run else "", False, message + "nothing was started")
                 since = store.database_now(conn)
-            launch = Launch(f"run-{uuid.uuid4().hex[:12]}", target, since)
-            message = self.launcher.start(launch)
-            self._launches[launch.run_id] = launch
+                launch = Launch(f"run-{uuid.uuid4().hex[:12]}", target, since)
+                held = self._claim(conn, target, launch)
+                if held is not None:
+                    message = f"a run of {label} is starting elsewhere (claimed by {held}); nothing was started"
+                    return result("", False, message)
+            message = self._start(launch)
         return result(launch.run_id, True, message + "; follow it with its run_id", launch.scrapyd_job)
+
+    def _claim(self, conn: psycopg.Connection, target: store.VersionRow, launch: Launch) -> str | None:
+        """Claim ``target`` for ``launch`` as a scheduler claims a due version (no scheduler starts a second run of
+        it meanwhile; the run's end releases it). ``None`` when claimed, else who holds it."""
+        from docsbot.service.fleet import DEFAULT_LEASE
+        from docsbot.store import fleet as fleet_store
+
+        who = f"{socket.gethostname()}:{os.getpid()}:{launch.run_id}"
+        return fleet_store.claim_version(conn, target.id, who, DEFAULT_LEASE)
+
+    def _start(self, launch: Launch) -> str:
+        """Start the claimed ``launch``; a launch that cannot start gives its claim back (with the failure's
+        backoff, as a scheduler's would) and raises."""
+        from docsbot.store import fleet as fleet_store
+
+        try:
+            message = self.launcher.start(launch)
+        except Exception as exc:
+            with self.connection() as conn:
+                fleet_store.release_claim(conn, launch.version.id, f"the run could not start: {exc}")
+            raise
+        self._launches[launch.run_id] = launch
+        return message
 
     def index(
         self,
@@ -594,9 +622,11 @@ class DocsIndex:
                 )
                 target = store.find_version(conn, args.library, args.version)
                 since = store.database_now(conn)
-            launch = Launch(f"run-{uuid.uuid4().hex[:12]}", target, since, mode="full", url=args.url, args=run)
-            message = self.launcher.start(launch)
-            self._launches[launch.run_id] = launch
+                launch = Launch(f"run-{uuid.uuid4().hex[:12]}", target, since, mode="full", url=args.url, args=run)
+                held = self._claim(conn, target, launch)  # declared due at once: no scheduler may start it too
+                if held is not None:
+                    raise Invalid(f"{label} is being indexed already (claimed by {held}); follow it with list_runs")
+            message = self._start(launch)
         schedule = f"; then refreshed every {refresh}" if interval else ""
         bounds = f" (at most {limits['max_pages']} pages, {limits['max_depth']} links deep)"
         return RefreshResult(

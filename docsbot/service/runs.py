@@ -140,6 +140,7 @@ class Launcher:
         if launch.mode == "full":
             args["url"] = launch.url or version.root_url
         args.update(launch.args)
+        args["launch"] = launch.run_id  # the crawl records it: its row is found by it, not by time
         settings = {"DOCSBOT_ALLOWED_NETWORKS": self.allowed_networks} if self.allowed_networks else {}
         what = "index" if launch.mode == "full" else "refresh"
         if self.scrapyd is not None:
@@ -172,13 +173,13 @@ class Launcher:
         return f"run {launch.run_id} has nothing to stop"
 
     def state(self, launch: Launch, conn: psycopg.Connection) -> RunInfo:
-        """What became of ``launch``: its ``crawl_runs`` row once the crawl recorded one (the first refresh of the
-        version that started after the launch), with pages written so far while it runs; before that, whether the
+        """What became of ``launch``: its ``crawl_runs`` row once the crawl recorded one (the one recorded under the
+        launch's token, ``-a launch=RUN_ID``), with pages written so far while it runs; before that, whether the
         process or job is starting or already failed."""
         version = launch.version
         alive = launch.alive
         if launch.crawl_run_id is None:
-            launch.crawl_run_id = store.first_run_since(conn, version.id, launch.mode, launch.since)
+            launch.crawl_run_id = store.run_of_launch(conn, launch.run_id)
         row = store.crawl_run(conn, launch.crawl_run_id) if launch.crawl_run_id is not None else None
         if row is not None:
             running = store.running_version_ids(conn)

@@ -42,10 +42,10 @@ from docsbot.store.ranking import (
 from docsbot.store.runs import (
     crawl_run,
     database_now,
-    first_run_since,
     latest_run_id,
     pages_written_since,
     recent_runs,
+    run_of_launch,
     run_state,
     version_overview,
 )
@@ -86,7 +86,7 @@ __all__ = [
     "ensure_vector_index",
     "find_pages",
     "find_version",
-    "first_run_since",
+    "run_of_launch",
     "has_schema",
     "latest_run_id",
     "list_versions",

@@ -26,6 +26,7 @@ __all__ = [
     "BACKOFF_BASE",
     "DueVersion",
     "claim_due",
+    "claim_version",
     "declare_version",
     "declared_versions",
     "release_claim",
@@ -146,6 +147,22 @@ def claim_due(
     with conn.transaction():
         rows = conn.execute(_CLAIM_DUE, {"who": who, "lease": lease, "limit": limit, "only": version_ids}).fetchall()
     return [DueVersion(*row) for row in rows]
+
+
+def claim_version(conn: psycopg.Connection, version_id: int, who: str, lease: timedelta) -> str | None:
+    """Claim one version for a run about to start (a refresh or an index a caller asked for), as schedulers claim
+    due versions: no scheduler starts it meanwhile, and the run's end releases the claim (:func:`record_run_end`).
+    Returns ``None`` when claimed, else who holds the claim now (a scheduler, another server). Committed at once."""
+    with conn.transaction():
+        row = conn.execute(
+            "UPDATE versions SET claimed_until = now() + %(lease)s, claimed_by = %(who)s "
+            "WHERE id = %(id)s AND (claimed_until IS NULL OR claimed_until < now()) RETURNING id",
+            {"id": version_id, "who": who, "lease": lease},
+        ).fetchone()
+        if row is not None:
+            return None
+        held = conn.execute("SELECT claimed_by FROM versions WHERE id = %s", (version_id,)).fetchone()
+    return (held[0] if held else None) or "another process"
 
 
 def release_claim(conn: psycopg.Connection, version_id: int, error: str | None = None) -> None:

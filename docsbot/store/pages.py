@@ -417,19 +417,26 @@ class PageStore:
 
         await self._retrying("marking checked pages", mark)
 
-    async def start_run(self, version_id: int, mode: str) -> int:
-        """Record a new run of the version (its ``crawl_runs`` row) and return its id. The caller holds the
-        version's run lock, so an earlier run of the version still without an end died before it could record
-        one: it is marked ``interrupted`` in the same transaction. Retried."""
+    async def start_run(self, version_id: int, mode: str, launch: str | None = None) -> int:
+        """Record a new run of the version (its ``crawl_runs`` row, known by ``launch``: the token its launcher
+        gave it) and return its id. The caller holds the version's run lock, so an earlier run of the version still
+        without an end died before it could record one: it is marked ``interrupted`` in the same transaction.
+        Retried, and idempotent with a token: a retry after a COMMIT that was lost (applied after all) returns the
+        row it wrote."""
 
         async def start() -> int:
             async with self._pool.connection() as conn, conn.transaction():
-                await conn.execute(_MARK_INTERRUPTED, (version_id,))
+                await conn.execute(_MARK_INTERRUPTED, (version_id, launch))
                 cur = await conn.execute(
-                    "INSERT INTO crawl_runs (version_id, mode) VALUES (%s, %s) RETURNING id", (version_id, mode)
+                    "INSERT INTO crawl_runs (version_id, mode, launch) VALUES (%s, %s, %s) "
+                    "ON CONFLICT (launch) WHERE launch IS NOT NULL DO NOTHING RETURNING id",
+                    (version_id, mode, launch),
                 )
-                (run_id,) = await cur.fetchone()
-                return run_id
+                row = await cur.fetchone()
+                if row is None:  # this launch's row, written by an attempt whose COMMIT we did not hear
+                    cur = await conn.execute("SELECT id FROM crawl_runs WHERE launch = %s", (launch,))
+                    row = await cur.fetchone()
+                return row[0]
 
         return await self._retrying("recording the start of the run", start)
 
@@ -489,18 +496,20 @@ class PageStore:
         await self._retrying("recording the end of the run", finish)
 
 
-_INSERT_CHANGE = """
+# Idempotent (page_changes_once_idx): a transaction retried after its COMMIT was lost writes the change once.
+_ONCE = "ON CONFLICT (run_id, page_id, kind) WHERE run_id IS NOT NULL AND page_id IS NOT NULL DO NOTHING"
+_INSERT_CHANGE = f"""
     INSERT INTO page_changes (run_id, version_id, page_id, kind, url, old_url, title, sections, diff)
-    VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)
+    VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) {_ONCE}
 """
-_RECORD_DELETED = """
+_RECORD_DELETED = f"""
     INSERT INTO page_changes (run_id, version_id, page_id, kind, url, title)
-    SELECT %s, version_id, id, 'deleted', url, title FROM pages WHERE id = ANY(%s)
+    SELECT %s, version_id, id, 'deleted', url, title FROM pages WHERE id = ANY(%s) {_ONCE}
 """
 _MARK_INTERRUPTED = """
     UPDATE crawl_runs SET outcome = 'interrupted',
         outcome_reason = 'the process ended before the run recorded its end; pages it stored stay stored'
-    WHERE version_id = %s AND finished_at IS NULL AND outcome IS NULL
+    WHERE version_id = %s AND finished_at IS NULL AND outcome IS NULL AND launch IS DISTINCT FROM %s
 """
 
 

@@ -344,8 +344,9 @@ def search(
     ``ident_miss_max_words`` words, pages lacking every such name are multiplied by ``ident_miss``.
     Navigation pages (``pages.link_share >= nav_share``) are ranked far down (``nav_factor``), changelog pages
     (``pages.kind``: release notes, What's New) lower (``changelog_factor``) unless the query matches
-    :data:`CHANGE_WORDS` or names an identifier the version's text holds. ``page_kind``: only pages of that kind (:data:`PAGE_KINDS`). ``per_page``:
-    one hit per page, its best chunks merged in page order and a deep link to its definition or best section;
+    :data:`CHANGE_WORDS` or names an identifier the version's text holds. ``page_kind``: only pages of that kind
+    (:data:`PAGE_KINDS`). ``per_page``: one hit per page, its best chunks merged in page order and a deep link to
+    its definition or best section;
     otherwise the ``k`` best chunks. ``tuning`` overrides :data:`SEARCH_DEFAULTS`; unknown names raise
     ``TypeError``.
     """

@@ -18,7 +18,7 @@ __all__ = [
     "recent_runs",
     "crawl_run",
     "database_now",
-    "first_run_since",
+    "run_of_launch",
     "latest_run_id",
     "pages_written_since",
     "run_state",
@@ -128,13 +128,9 @@ def crawl_run(conn: psycopg.Connection, run_id: int) -> dict[str, Any] | None:
         ).fetchone()
 
 
-def first_run_since(conn: psycopg.Connection, version_id: int, mode: str, since: datetime) -> int | None:
-    """Id of the first ``mode`` run of the version started at or after ``since`` (database clock), if any."""
-    row = conn.execute(
-        "SELECT id FROM crawl_runs WHERE version_id = %s AND mode = %s AND started_at >= %s "
-        "ORDER BY started_at, id LIMIT 1",
-        (version_id, mode, since),
-    ).fetchone()
+def run_of_launch(conn: psycopg.Connection, launch: str) -> int | None:
+    """Id of the run started with ``-a launch=TOKEN`` (``crawl_runs.launch``), once it has recorded its start."""
+    row = conn.execute("SELECT id FROM crawl_runs WHERE launch = %s", (launch,)).fetchone()
     return row[0] if row else None
 
 
