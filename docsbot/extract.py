@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import html_to_markdown
 import lxml.html
@@ -184,10 +184,16 @@ class Anchor(NamedTuple):
 
 class Symbol(NamedTuple):
     """An API name the page defines (a Sphinx ``dt[id]`` signature, a ``module-NAME`` section, a CMake
-    ``role:NAME`` target), with the HTML id that links to its definition."""
+    ``role:NAME`` target, a term: :func:`find_symbols`), with
+    the HTML id that links to its definition (its own, or the nearest heading's when the definition has none) and
+    ``offset``, the character offset in :attr:`ExtractedPage.markdown` where the definition's text starts (its name
+    or signature, before the code or emphasis delimiters that open it). ``offset`` is ``None`` when the symbol is
+    the whole page (rustdoc's item at ``main-content``, a Javadoc type without a type signature) or its text did
+    not reach the Markdown."""
 
     name: str
     anchor: str
+    offset: int | None = None
 
 
 @dataclass
@@ -402,13 +408,17 @@ def extract_page(html: str | bytes, url: str, encoding: str | None = None) -> Ex
         # empty <span class="sep">s, its <title> is "Gtk.Button.set_label".
         title = page_title
     share = link_share(main)
-    symbols = find_symbols(main)
+    definitions = find_symbols(main)
     _normalize_markup(main)
-    ids = _mark_anchors(main)
+    ids, marks = _mark_anchors(main, definitions)
     _slim_markup(main)
     markdown = html_to_markdown_text(lxml.html.tostring(main, encoding="unicode"))
     markdown = _BLANK_LINES.sub("\n\n", markdown).strip()
-    markdown, anchors = _take_anchor_marks(markdown.replace(_ASTERISK, "\\*"), ids)
+    markdown, anchors, offsets = _take_anchor_marks(markdown.replace(_ASTERISK, "\\*"), ids)
+    symbols = [
+        Symbol(d.name, d.anchor, offsets.get(mark) if mark is not None else None)
+        for d, mark in zip(definitions, marks, strict=True)
+    ]
     return ExtractedPage(title or page_title, markdown, list(links), canonical, anchors, symbols, share)
 
 
@@ -604,7 +614,17 @@ _HEADING_TAGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 _ROLE_ID = re.compile(r"^(?!index-)[a-z_]+:(?P<name>[^\s:][^\s]*)$")  # CMake's "command:add_executable"
 
 
-def find_symbols(main) -> list[Symbol]:  # noqa: ANN001 - an lxml element
+class Definition(NamedTuple):
+    """A name :func:`find_symbols` found: its anchor and the element whose first text starts its definition
+    (``at``: the term, the signature, the heading; its first text, or the first after it for an empty target;
+    ``None``: the symbol is the whole page)."""
+
+    name: str
+    anchor: str
+    at: Any = None
+
+
+def find_symbols(main) -> list[Definition]:  # noqa: ANN001 - an lxml element
     """API names defined in ``main``, deduplicated, in document order, from the markup each generator gives them:
 
     - Sphinx: signatures (``dt[id]`` with class ``sig``: the name as shown, ``sig-prename`` + ``sig-name``),
@@ -634,30 +654,32 @@ def find_symbols(main) -> list[Symbol]:  # noqa: ANN001 - an lxml element
     entry).
     A term of two to four plain words is a name too when its entry has an anchor of its own (Sphinx's glossary:
     ``magic method``), as is a refentry's ("CREATE TABLE"): such a name is found when the whole query is that term.
+
+    Each comes with the element its definition's text starts at (:class:`Definition`): extract_page marks it and
+    turns the mark into :attr:`Symbol.offset`.
     """
-    found: dict[str, Symbol] = {}
+    found: dict[str, Definition] = {}
     near: set[str] = set()  # names found at a heading's anchor, not their own: a later anchor of their own wins
 
-    def add(name: str, anchor: str | None, own: bool = True) -> None:
+    def add(name: str, anchor: str | None, own: bool = True, at: Any = None) -> None:
         if name and anchor and (name not in found or (own and name in near)):
-            found[name] = Symbol(name, anchor)
+            found[name] = Definition(name, anchor, at)
             (near.discard if own else near.add)(name)
 
     rust_item = _rustdoc_item(main)
     java_type = _javadoc_type(main)
     doxygen_scope = _doxygen_scope(main)
     last_anchor: str | None = None  # the nearest heading's (or refentry's) anchor so far
-    for el in main.iter():
-        if not isinstance(el.tag, str):
-            continue
+    for el in main.iter(lxml.etree.Element):
+        tag = el.tag
         classes = (el.get("class") or "").split()
-        own = _anchor_id(el) if el.tag in _HEADING_TAGS or el.tag == "dt" else None
-        if el.tag in _HEADING_TAGS:
+        own = _anchor_id(el) if tag in _HEADING_TAGS or tag == "dt" else None
+        if tag in _HEADING_TAGS:
             last_anchor = own or last_anchor
             if "doc-heading" not in classes:  # mkdocstrings: named by its id, below
-                add(_code_heading_name(el), own)
-        if el.tag == "dt" and "sig" not in classes:
-            add(_term_name(el, own), own or last_anchor, own=bool(own))
+                add(_code_heading_name(el), own, at=el)
+        if tag == "dt" and "sig" not in classes:
+            add(_term_name(el, own), own or last_anchor, own=bool(own), at=el)
         elif "refentry" in classes:
             # its id, or the empty <a id|name> DocBook puts among its first children (after a separator's <div>)
             targets = el.xpath("./a[not(@href)][@id or @name][1]")
@@ -665,47 +687,50 @@ def find_symbols(main) -> list[Symbol]:  # noqa: ANN001 - an lxml element
             for names in el.xpath(".//div[contains(@class, 'refnamediv')]/p[1]"):
                 for name in _text(names).partition("\u2014")[0].split(","):
                     if _NAME_SHAPE.fullmatch(name.strip()) or _TERM_WORDS.fullmatch(name.strip()):
-                        add(name.strip(), anchor)
+                        add(name.strip(), anchor, at=names)
             last_anchor = anchor or last_anchor
         elif "fsfunc" in classes:
-            add(_text(el) if _NAME_SHAPE.fullmatch(_text(el)) else "", last_anchor, own=False)
+            funcdef = el.getparent()  # <code class="funcdef">int <b class="fsfunc">name</b>(: the signature
+            at = funcdef if funcdef is not None and "funcdef" in (funcdef.get("class") or "").split() else el
+            add(_text(el) if _NAME_SHAPE.fullmatch(_text(el)) else "", last_anchor, own=False, at=at)
         elif "memtitle" in classes:
             name = _DOXYGEN_OVERLOAD.sub("", _text(el).replace("\u25c6", "")).strip().removesuffix("()")
             if _NAME_SHAPE.fullmatch(name):
-                add(f"{doxygen_scope}::{name}" if doxygen_scope else name, _anchor_id(el))
+                add(f"{doxygen_scope}::{name}" if doxygen_scope else name, _anchor_id(el), at=el)
         elif doxygen_scope and el.get("id") == "details":
-            add(doxygen_scope, "details")
+            add(doxygen_scope, "details", at=el)
         ident = el.get("id")
         if not ident:
             continue
         if "doc-heading" in classes:
-            add(ident if _NAME_SHAPE.fullmatch(ident) else "", ident)
-        elif el.tag == "dt" and "sig" in classes:
+            add(ident if _NAME_SHAPE.fullmatch(ident) else "", ident, at=el)
+        elif tag == "dt" and "sig" in classes:
             parts = el.xpath(".//*[contains(@class, 'sig-prename') or contains(@class, 'sig-name')]")
             name = "".join("".join(p.text_content().split()) for p in parts) or ident
             ident_name = ident[2:] if ident.startswith("c.") else ident  # Sphinx's C domain: c.PyObject_Call
             # A method shows only "count" inside its class; its id has the whole dotted name.
             if ident_name != name and ident_name.endswith(name) and re.fullmatch(r"[\w.]+", ident_name):
                 name = ident_name
-            add(name, ident)
+            add(name, ident, at=el)
         elif ident.startswith("module-") and len(ident) > 7:
-            add(ident[7:], ident)
+            add(ident[7:], ident, at=el)
         elif rust_item and (m := _RUSTDOC_MEMBER.match(ident)):
-            add(f"{rust_item}::{m.group(1)}", ident)
+            add(f"{rust_item}::{m.group(1)}", ident, at=el)
         elif rust_item and ident == "main-content":
-            add(rust_item, ident)
+            add(rust_item, ident)  # the page's item: the whole page
         elif java_type and ident == "class-description":
-            add(java_type, ident)
-        elif java_type and el.tag == "section" and "detail" in (el.get("class") or "").split():
+            # the type's signature ("public class ArrayList<E> extends ..."); without one, the whole page
+            add(java_type, ident, at=next(iter(el.xpath(".//div[contains(@class, 'type-signature')]")), None))
+        elif java_type and tag == "section" and "detail" in (el.get("class") or "").split():
             heading = el.find(".//h3")
             member = _text(heading) if heading is not None else ""
             if re.fullmatch(r"\w+", member) and member != java_type.rpartition(".")[2]:  # not a constructor
-                add(f"{java_type}.{member}", ident)
-        elif ident == "main" and el.tag == "section":
-            for name in _gidocgen_names(el):
-                add(name, ident)
+                add(f"{java_type}.{member}", ident, at=el)
+        elif ident == "main" and tag == "section":
+            for name, at in _gidocgen_names(el):
+                add(name, ident, at=at)
         elif m := _ROLE_ID.match(ident):
-            add(m.group("name"), ident)
+            add(m.group("name"), ident, at=el)
     return list(found.values())
 
 
@@ -814,9 +839,11 @@ def _javadoc_type(main) -> str:  # noqa: ANN001
     return f"{_text(package[0])}.{name}" if re.fullmatch(r"[\w$]+", name) else ""
 
 
-def _gidocgen_names(section) -> list[str]:  # noqa: ANN001
+def _gidocgen_names(section) -> list[tuple[str, Any]]:  # noqa: ANN001
     """gi-docgen's page symbol from ``<header><h1>``, its parts drawn apart by empty ``<span class="sep">``
-    (``Gtk.Button.set_label``), and the C function of its declaration block (``gtk_button_set_label``)."""
+    (``Gtk.Button.set_label``), and the C function of its declaration block (``gtk_button_set_label``), each with
+    the element its definition starts at: the ``<h1>``, the declaration's code block (the block's parent: the
+    outer of gi-docgen's nested ``<pre>`` is replaced by the inner one before the page is marked)."""
     h1 = section.find("header/h1")
     if h1 is None:
         return []
@@ -824,15 +851,15 @@ def _gidocgen_names(section) -> list[str]:  # noqa: ANN001
     for child in h1:
         parts.append("." if "sep" in (child.get("class") or "").split() else child.text_content())
         parts.append(child.tail or "")
-    names = ["".join("".join(parts).split())]
-    if names[0].count(".") == 1:  # a type: Gtk.Button is the C type GtkButton
-        names.append(names[0].replace(".", ""))
+    names = [("".join("".join(parts).split()), h1)]
+    if names[0][0].count(".") == 1:  # a type: Gtk.Button is the C type GtkButton
+        names.append((names[0][0].replace(".", ""), h1))
     for decl in section.xpath(".//div[contains(@class, 'declaration')]//pre"):
         m = _C_FUNCTION.search(decl.text_content())
         if m:
-            names.append(m.group(1))
+            names.append((m.group(1), decl.getparent()))
         break
-    return [n for n in names if re.fullmatch(r"[\w.:-]+", n)]
+    return [(n, at) for n, at in names if re.fullmatch(r"[\w.:-]+", n)]
 
 
 # One walk for every asterisk inside emphasis, not one XPath per <em> (Sphinx puts every parameter in one).
@@ -880,39 +907,93 @@ def _anchor_id(el) -> str | None:  # noqa: ANN001
     return None
 
 
-def _mark_anchors(main) -> list[str]:  # noqa: ANN001
+def _mark_anchors(main, definitions: list[Definition]) -> tuple[list[str | None], list[int | None]]:  # noqa: ANN001
     """Put a two-character mark before the first text of each heading and ``dt`` that has an id (its own, its
-    section's, or an empty target just before it); returns the ids, mark ``i`` for ``ids[i]``."""
-    ids: list[str] = []
+    section's, or an empty target just before it), then before the first text of each definition's element
+    (:attr:`Definition.at`; an empty target's mark goes before the first text after it) that has none yet.
+    Returns the ids, mark ``i`` for ``ids[i]`` (``None`` for a definition's mark that is no anchor: a term without
+    an id of its own), and the mark of each definition (``None``: none, the definition is the whole page). The
+    headings' and terms' marks come first, numbered as if there were no others: a page's anchors do not depend on
+    its definitions."""
+    ids: list[str | None] = []
+    marked: dict[Any, int] = {}  # element -> its mark
     for el in main.iter(*_HEADING_TAGS, "dt"):
         if len(ids) >= _MAX_MARKS:
             break
         ident = _anchor_id(el)
         if not ident:
             continue
-        for text in el.xpath(".//text()"):
-            if not text.strip():
-                continue
-            lead = len(text) - len(text.lstrip())
-            marked = f"{text[:lead]}{_MARK}{chr(_MARK_BASE + len(ids))}{text[lead:]}"
-            owner = text.getparent()
-            if text.is_text:
-                owner.text = marked
-            else:
-                owner.tail = marked
-            ids.append(ident)
-            break
-    return ids
+        text = next((t for t in el.xpath(".//text()") if t.strip()), None)
+        if text is not None:
+            marked[el] = _put_mark(text.getparent(), text.is_text, ids, ident)
+    marks: list[int | None] = []
+    for definition in definitions:
+        at = definition.at
+        index = marked.get(at) if at is not None else None
+        if at is not None and index is None and len(ids) < _MAX_MARKS:
+            found = _first_text(at)
+            if found is not None:
+                text = (found[0].text if found[1] else found[0].tail).lstrip()
+                if text.startswith(_MARK) and len(text) > 1:  # marked already: a heading's, another's
+                    index = ord(text[1]) - _MARK_BASE
+                else:
+                    index = _put_mark(*found, ids, None)
+                marked[at] = index
+        marks.append(index)
+    return ids, marks
 
 
-def _take_anchor_marks(markdown: str, ids: list[str]) -> tuple[str, list[Anchor]]:
-    """Remove the marks of :func:`_mark_anchors` from ``markdown``; each becomes an :class:`Anchor` at the
-    offset where it stood, before the emphasis or code delimiters that open the text there (a Sphinx signature
-    starts inside ``<em>``: "*class* asyncio.Task(", whose section read from after the mark began "class*")."""
+def _put_mark(owner, is_text: bool, ids: list[str | None], ident: str | None) -> int:  # noqa: ANN001
+    """Write mark ``len(ids)`` before the first non-blank character of ``owner``'s text (``is_text``) or tail and
+    append ``ident`` to ``ids``; returns the mark's number."""
+    text = owner.text if is_text else owner.tail
+    lead = len(text) - len(text.lstrip())
+    marked = f"{text[:lead]}{_MARK}{chr(_MARK_BASE + len(ids))}{text[lead:]}"
+    if is_text:
+        owner.text = marked
+    else:
+        owner.tail = marked
+    ids.append(ident)
+    return len(ids) - 1
+
+
+def _first_text(el, within: bool = False) -> tuple[Any, bool] | None:  # noqa: ANN001 - an lxml element
+    """Where the first non-blank text in ``el`` is, as (its owner element, whether it is the owner's text rather
+    than its tail), or, unless ``within``, the first after ``el`` in the document (an empty target's definition is
+    the text that follows it); ``None`` if there is none. Walks no further than it must (an XPath ``.//text()``
+    of a section lists all of its text)."""
+    for event, node in lxml.etree.iterwalk(el, events=("start", "end")):
+        if event == "start":
+            if isinstance(node.tag, str) and node.text and node.text.strip():
+                return node, True
+        elif node is not el and node.tail and node.tail.strip():
+            return node, False
+    if within:
+        return None
+    node = el
+    while node is not None:
+        if node.tail and node.tail.strip():
+            return node, False
+        for sibling in node.itersiblings():
+            found = _first_text(sibling, within=True)
+            if found is not None:
+                return found
+            if sibling.tail and sibling.tail.strip():
+                return sibling, False
+        node = node.getparent()
+    return None
+
+
+def _take_anchor_marks(markdown: str, ids: list[str | None]) -> tuple[str, list[Anchor], dict[int, int]]:
+    """Remove the marks of :func:`_mark_anchors` from ``markdown``; each becomes an offset, at the place where it
+    stood, before the emphasis or code delimiters that open the text there (a Sphinx signature starts inside
+    ``<em>``: "*class* asyncio.Task(", whose section read from after the mark began "class*"), and each with an id
+    an :class:`Anchor` at that offset. Returns the Markdown, the anchors and ``{mark: offset}``."""
     if not ids:
-        return markdown, []
+        return markdown, [], {}
     out: list[str] = []
     anchors: list[Anchor] = []
+    offsets: dict[int, int] = {}
     pos = length = 0
     for m in _MARKS.finditer(markdown):
         before = markdown[pos : m.start()]
@@ -921,7 +1002,9 @@ def _take_anchor_marks(markdown: str, ids: list[str]) -> tuple[str, list[Anchor]
         index = ord(m.group(1)) - _MARK_BASE
         if index < len(ids):
             opening = len(before) - len(before.rstrip("*_`"))
-            anchors.append(Anchor(length - opening, ids[index]))
+            offsets[index] = length - opening
+            if ids[index] is not None:
+                anchors.append(Anchor(length - opening, ids[index]))
         pos = m.end()
     out.append(markdown[pos:])
-    return "".join(out), anchors
+    return "".join(out), anchors, offsets

@@ -281,6 +281,13 @@ def test_definitions_and_headings_become_anchors_and_symbols_without_changing_th
     starts_with = ["os — Misc", "Inheritance of", "os.set_inh", "PyCell_Get", "add_exec"]
     for anchor, starts in zip(page.anchors, starts_with, strict=True):
         assert page.markdown[anchor.offset :].startswith(starts), (anchor, page.markdown[anchor.offset :][:20])
+    # Each symbol's offset is where its definition's text starts: the module's heading, the signature, and for the
+    # CMake target (an empty <span id> before the section) the heading after it. None is an anchor of its own.
+    offsets = {s.name: s.offset for s in page.symbols}
+    assert offsets == {"os": 2, "os.set_inheritable": page.anchors[2].offset, "PyCell_Get": page.anchors[3].offset,
+                       "add_executable": page.anchors[4].offset}  # fmt: skip
+    assert page.markdown[offsets["os.set_inheritable"] :].startswith("os.set_inheritable (*fd*)")
+    assert extract_page(SPHINX_DEFS, "http://h/library/os.html").anchors == page.anchors  # marks change no anchor
 
 
 def test_link_share_tells_an_index_from_content():
@@ -331,7 +338,13 @@ def test_gidocgen_heading_inside_the_main_section_is_the_title_and_its_declarati
     assert "[src]" not in page.markdown
     assert page.markdown.count("```") == 2  # one code block, not a fence inside a fence
     assert "```\nvoid\ngtk_button_set_label (GtkButton* button, const char* label)\n```" in page.markdown
-    assert page.symbols == [Symbol("Gtk.Button.set_label", "main"), Symbol("gtk_button_set_label", "main")]
+    assert [(s.name, s.anchor) for s in page.symbols] == [
+        ("Gtk.Button.set_label", "main"),
+        ("gtk_button_set_label", "main"),
+    ]
+    # the page's symbol starts at its heading, the C function at its declaration
+    assert page.markdown[page.symbols[0].offset :].startswith("Gtk.Button.set_label\n\nMethod")
+    assert page.markdown[page.symbols[1].offset :].startswith("void\ngtk_button_set_label (")
 
 
 ASCIIDOC_MANPAGE = """<?xml version="1.0" encoding="UTF-8"?>
@@ -396,7 +409,10 @@ RUSTDOC = """<html><head><title>Vec in std::vec - Rust</title></head><body>
 
 def test_rustdoc_item_and_members_are_symbols_and_its_toggles_are_chrome():
     page = extract_page(RUSTDOC, "http://h/std/vec/struct.Vec.html")
-    assert page.symbols == [Symbol("std::vec::Vec", "main-content"), Symbol("std::vec::Vec::push", "method.push")]
+    assert page.symbols == [
+        Symbol("std::vec::Vec", "main-content"),  # the whole page: no offset
+        Symbol("std::vec::Vec::push", "method.push", page.markdown.index("pub fn push")),
+    ]
     for chrome in ("1.0.0", "source", "Expand description", "[−]", "Run", "copy"):
         assert chrome not in page.markdown, chrome
     assert "#### pub fn push(&mut self, value: T)" in page.markdown
@@ -429,8 +445,8 @@ def test_javadoc_type_and_member_details_are_symbols():
     assert head.startswith("# Class ArrayList<E>\n\n")
     assert head.split()[3:] == ["Module", "java.base", "Package", "java.util"]
     assert page.symbols == [
-        Symbol("java.util.ArrayList", "class-description"),
-        Symbol("java.util.ArrayList.add", "add(E)"),
+        Symbol("java.util.ArrayList", "class-description"),  # no type signature: the whole page
+        Symbol("java.util.ArrayList.add", "add(E)", page.markdown.index("add\n\nAppends")),
     ]
 
 
@@ -488,6 +504,14 @@ def test_installed_reference_pages_yield_their_symbols(path, title, expected):
     assert expected <= {s.name for s in page.symbols}
     if title:
         assert page.title == title
+    # Each offset is where the definition's text starts: its name is there (a Doxygen class's is its "Detailed
+    # Description", at its anchor; rustdoc's item is the whole page).
+    for symbol in page.symbols:
+        if symbol.anchor == "main-content":
+            assert symbol.offset is None
+        elif symbol.anchor != "details":
+            last = symbol.name.replace("::", ".").rpartition(".")[2].lower()
+            assert last in page.markdown[symbol.offset : symbol.offset + 300].replace(".", "").lower(), symbol
 
 
 DOCBOOK_XSL = "/usr/share/xml/docbook/stylesheet/docbook-xsl/xhtml/docbook.xsl"
@@ -545,6 +569,15 @@ def test_docbook_definitions_become_symbols_at_their_anchors():
     assert {"runtime-config-resource", "guc-work-mem", "libpq-connect-sslmode"} <= set(ids)
     work_mem = next(a for a in page.anchors if a.id == "guc-work-mem")
     assert page.markdown[work_mem.offset :].startswith("`work_mem`")
+    # Offsets: at the term, with an id of its own or not (PGHOST), the function synopsis and the refentry's names.
+    starts = {s.name: page.markdown[s.offset :] for s in page.symbols}
+    assert starts["work_mem"].startswith("`work_mem` (integer)\n\nSets the base maximum amount of memory.")
+    assert starts["PGHOST"].startswith("`PGHOST`\n\nThe host to connect to.")
+    assert starts["sslmode"].startswith("`sslmode`\n\nSSL.")
+    assert starts["PQconnectdb"].startswith("`PGconn *PQconnectdb(`")
+    assert starts["pg_dump"].startswith("pg_dump, pg_dumpall — extract a database")
+    assert starts["CREATE TABLE"].startswith("CREATE TABLE — define a new table")
+    assert "runtime-config-resource" not in ids[ids.index("guc-work-mem") :]  # PGHOST's term is no anchor
 
 
 def test_terms_that_name_identifiers_are_symbols_links_and_words_are_not():
@@ -592,6 +625,45 @@ def test_terms_that_name_identifiers_are_symbols_links_and_words_are_not():
     ]
 
 
+# git-config.html as Debian's git-doc has it (AsciiDoc 10.2): labelled-list terms without an id of their own.
+GIT_CONFIG_TERMS = """<html><head><title>git-config(1)</title></head><body class="manpage"><div id="header">
+<h1>git-config(1) Manual Page</h1></div><div id="content"><div class="sect1"><h2 id="_variables">Variables</h2>
+<div class="sectionbody"><div class="dlist"><dl>
+<dt class="hdlist1">
+core.fileMode
+</dt>
+<dd>
+<p>
+        Tells Git if the executable bit of files in the working tree
+        is to be honored.
+</p>
+</dd>
+<dt class="hdlist1">
+core.hideDotFiles
+</dt>
+<dd>
+<p>
+        (Windows-only) If true, mark newly-created directories and files whose
+        name starts with a dot as hidden.
+</p>
+</dd>
+</dl></div></div></div></div></body></html>"""
+
+
+def test_a_term_without_an_id_has_its_definitions_offset_and_no_anchor_of_its_own():
+    """git's configuration variables are terms without ids: the symbol keeps the heading's anchor (the deep link)
+    and gets the offset of its own text (where an answer quotes the definition from)."""
+    page = extract_page(GIT_CONFIG_TERMS, "http://h/git-config.html")
+    assert [(s.name, s.anchor) for s in page.symbols] == [
+        ("core.fileMode", "_variables"),
+        ("core.hideDotFiles", "_variables"),
+    ]
+    assert page.markdown[page.symbols[0].offset :].startswith("core.fileMode\n\nTells Git if the executable bit")
+    assert page.markdown[page.symbols[1].offset :].startswith("core.hideDotFiles\n\n(Windows-only) If true")
+    assert [a.id for a in page.anchors] == ["header", "_variables"]  # the terms' marks are no anchors
+    assert "\uf8ff" not in page.markdown
+
+
 def test_doxygen_pages_lose_their_banner_and_separator_rows():
     """Doxygen's banner (div#top), section summary, ◆ permalinks, separator rows and footer are not content; the
     page's heading is its <div class="title">."""
@@ -618,6 +690,7 @@ def test_doxygen_pages_lose_their_banner_and_separator_rows():
     for chrome in ("projectname", "Generated by", "\u25c6", "\n\nLMDB\n"):
         assert chrome not in page.markdown
     assert [(s.name, s.anchor) for s in page.symbols] == [("MDB_RDONLY", "ga1")]
+    assert page.markdown[page.symbols[0].offset :].startswith("MDB_RDONLY\n\nread only")
 
 
 def test_docutils_footnotes_and_topics_inside_the_content_are_kept_a_theme_aside_is_not():
