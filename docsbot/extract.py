@@ -184,7 +184,7 @@ class Anchor(NamedTuple):
 
 class Symbol(NamedTuple):
     """An API name the page defines (a Sphinx ``dt[id]`` signature, a ``module-NAME`` section, a CMake
-    ``role:NAME`` target, a term: :func:`find_symbols`), with
+    ``role:NAME`` target, a term, a table row or list item that starts with the name: :func:`find_symbols`), with
     the HTML id that links to its definition (its own, or the nearest heading's when the definition has none) and
     ``offset``, the character offset in :attr:`ExtractedPage.markdown` where the definition's text starts (its name
     or signature, before the code or emphasis delimiters that open it). ``offset`` is ``None`` when the symbol is
@@ -611,17 +611,20 @@ def link_share(node) -> float:  # noqa: ANN001 - an lxml element
 
 
 _HEADING_TAGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+_LAST_PART = re.compile(r"(?:\.|::)([^.:]+)$")
 _ROLE_ID = re.compile(r"^(?!index-)[a-z_]+:(?P<name>[^\s:][^\s]*)$")  # CMake's "command:add_executable"
 
 
 class Definition(NamedTuple):
-    """A name :func:`find_symbols` found: its anchor and the element whose first text starts its definition
-    (``at``: the term, the signature, the heading; its first text, or the first after it for an empty target;
-    ``None``: the symbol is the whole page)."""
+    """A name :func:`find_symbols` found: its anchor, the element whose first text starts its definition (``at``:
+    the term, the signature, the heading, a table row's or list item's code; its first text, or the first after
+    it for an empty target; ``None``: the symbol is the whole page) and whether its anchor is an id of its own that
+    no heading or term carries (``anchors``: a table row's or list item's, an :class:`Anchor` of the page too)."""
 
     name: str
     anchor: str
     at: Any = None
+    anchors: bool = False
 
 
 def find_symbols(main) -> list[Definition]:  # noqa: ANN001 - an lxml element
@@ -641,7 +644,11 @@ def find_symbols(main) -> list[Definition]:  # noqa: ANN001 - an lxml element
       and configuration variables), by the same rule as DocBook's terms;
     - mkdocstrings: its object headings (``<h2 id="pkg.module.func" class="doc doc-heading">``);
     - Markdown-built sites (mdBook, VitePress, Docusaurus, MkDocs): a heading that is all code (``## `useData` ``);
-    - Doxygen: its member titles (``<a id="ga..."></a><h2 class="memtitle">◆ mdb_env_create()``).
+    - Doxygen: its member titles (``<a id="ga..."></a><h2 class="memtitle">◆ mdb_env_create()``);
+    - any generator: a table row or a list item that starts with a name shown as code and goes on to describe it
+      (PostgreSQL's function tables, ``<code class="function">ceiling</code> ( numeric ) → numeric``, and lists of
+      environment variables, ``<code class="envar">PGSYSCONFDIR</code> sets the directory``; gi-docgen's enum
+      members; Python's tables of constants): :func:`_table_definitions`, :func:`_list_definitions`.
 
     The term of a ``<dt>`` (outside Sphinx signatures) is a name when it is marked as one (DocBook's ``varname``,
     ``envar``, ``option``, ``function``, ``command``... classes: ``<code class="varname">work_mem</code>
@@ -660,10 +667,13 @@ def find_symbols(main) -> list[Definition]:  # noqa: ANN001 - an lxml element
     """
     found: dict[str, Definition] = {}
     near: set[str] = set()  # names found at a heading's anchor, not their own: a later anchor of their own wins
+    listed: dict[Any, tuple[str, Any, str | None]] = {}  # table rows and list items that define a name
+    from_rows: set[str] = set()  # the names found in them
 
-    def add(name: str, anchor: str | None, own: bool = True, at: Any = None) -> None:
+    def add(name: str, anchor: str | None, own: bool = True, at: Any = None, anchors: bool = False) -> None:
         if name and anchor and (name not in found or (own and name in near)):
-            found[name] = Definition(name, anchor, at)
+            found[name] = Definition(name, anchor, at, anchors)
+            from_rows.discard(name)
             (near.discard if own else near.add)(name)
 
     rust_item = _rustdoc_item(main)
@@ -680,6 +690,15 @@ def find_symbols(main) -> list[Definition]:  # noqa: ANN001 - an lxml element
                 add(_code_heading_name(el), own, at=el)
         if tag == "dt" and "sig" not in classes:
             add(_term_name(el, own), own or last_anchor, own=bool(own), at=el)
+        elif tag == "table":
+            listed.update(_table_definitions(el))
+        elif tag in ("ul", "ol"):
+            listed.update(_list_definitions(el))
+        elif tag in ("tr", "li") and el in listed:
+            name, code, ident = listed.pop(el)
+            add(name, ident or last_anchor, own=bool(ident), at=code, anchors=bool(ident))
+            if found.get(name, Definition("", "")).at is code:
+                from_rows.add(name)
         elif "refentry" in classes:
             # its id, or the empty <a id|name> DocBook puts among its first children (after a separator's <div>)
             targets = el.xpath("./a[not(@href)][@id or @name][1]")
@@ -731,7 +750,10 @@ def find_symbols(main) -> list[Definition]:  # noqa: ANN001 - an lxml element
                 add(name, ident, at=at)
         elif m := _ROLE_ID.match(ident):
             add(m.group("name"), ident, at=el)
-    return list(found.values())
+    # A row or item naming a member the page documents under its whole name (Javadoc's "MODE_DEFAULT - The image
+    # will be tiled ..." in setTilingMode, for javax.imageio.ImageWriteParam.MODE_DEFAULT) adds no name.
+    qualified = {m.group(1) for d in found.values() if d.name not in from_rows and (m := _LAST_PART.search(d.name))}
+    return [d for d in found.values() if d.name not in from_rows or d.name not in qualified]
 
 
 # A name as documentation shows it: an identifier, dotted or ::-joined parts, dashes inside (git-config, add.ignore-
@@ -749,6 +771,305 @@ _NAME_CLASSES = frozenset(
     {"varname", "envar", "option", "function", "command", "parameter", "property", "classname", "methodname",
      "constant", "structname", "symbol", "returnvalue", "interfacename", "exceptionname"}
 )  # fmt: skip
+
+
+# Definitions in tables and lists (_table_definitions, _list_definitions). Code that starts a row or an item: a
+# <code> or <tt> (Sphinx's <code class="docutils literal"><span class="pre">; DocBook's <code class="function">,
+# "envar", "literal"...), or an element of DocBook's name classes (<span class="command">); not code of these
+# classes, which shows a type, a return value, a placeholder, a file, a URL or a terminal's text (DocBook).
+_CODE_TAGS = frozenset({"code", "tt"})
+_NOT_NAME_CLASSES = frozenset(
+    {"type", "returnvalue", "replaceable", "filename", "uri", "computeroutput", "userinput", "prompt", "email"}
+    | {"file", "samp", "mimetype", "regexp", "guilabel", "menuselection"}  # Sphinx's roles for what is no name
+)
+# What may hold a row's or item's code before it: blocks, emphasis, a target or a link to itself (gi-docgen's
+# enum members: <a id="low" href="#low"><code>GTK_PRINT_QUALITY_LOW</code></a>).
+_WRAPPER_TAGS = frozenset({"p", "div", "span", "strong", "b", "em", "i", "a"})
+_BLOCK_TAGS = frozenset({"p", "div", "pre", "ul", "ol", "dl", "table", "blockquote", "li", "td", "th", "dd", "dt"})
+# Values, never a defined name: a column or list of them is not one of definitions ("true", "None", "0", "0x1f").
+_VALUE_WORDS = frozenset({"true", "false", "none", "null", "nil", "yes", "no", "on", "off"})
+_NUMBER = re.compile(r"[-+]?(?:0[xX][\da-fA-F]+|\d[\d_.,]*)")
+_PUNCTUATION = ".,;:!?()[]{}\"'\u2018\u2019\u201c\u201d"
+# A list item's name followed by a separator and its description: "LOCK_UN – unlock", "inc_path - The include
+# path", "kw_only: If true, ..." (an aside in parentheses before it: "port (int): ...").
+_ITEM_SEPARATOR = re.compile(r"\s*(?:\([^()]*\)\s*)?[:\u2013\u2014-]\s*")
+_SENTENCE_START = re.compile(r"\s+(?!(?:and|or)\b)[^\W\d_]")  # "PGSYSCONFDIR sets ...", not "PGHOST and ..."
+
+
+def _is_code(el) -> bool:  # noqa: ANN001 - an lxml element
+    classes = el.get("class")
+    if el.tag in _CODE_TAGS:
+        return not classes or _NOT_NAME_CLASSES.isdisjoint(classes.split())
+    return el.tag == "span" and bool(classes) and not _NAME_CLASSES.isdisjoint(classes.split())
+
+
+def _marked_name(code) -> bool:  # noqa: ANN001 - an lxml element
+    """Whether DocBook marks ``code`` as a name (``<code class="envar">``, ``"function"``, ``"varname"``...)."""
+    return not _NAME_CLASSES.isdisjoint((code.get("class") or "").split())
+
+
+def _target_id(el) -> str | None:  # noqa: ANN001 - an lxml element
+    """The id an element without text gives its place (Sphinx's ``<span class="target" id>``, DocBook's empty ``<a
+    id|name>``); not an index term's."""
+    if "indexterm" in (el.get("class") or "").split():
+        return None
+    return el.get("id") or (el.get("name") if el.tag == "a" else None)
+
+
+def _leading_code(el) -> tuple[Any, str | None] | None:  # noqa: ANN001 - an lxml element
+    """The code element whose text is the first text of ``el`` (a table cell, a list item), reached through
+    blocks, emphasis and targets, and the id met on the way (``el``'s own, an empty target's before the code, a
+    wrapper's); ``None`` when ``el`` starts with anything else, or its code is (or holds) a link elsewhere: a
+    reference to a name, not its definition."""
+    node, ident = el, el.get("id")
+    while True:
+        if (node.text or "").strip():
+            return None
+        for child in node:
+            if not isinstance(child.tag, str):  # a comment
+                if (child.tail or "").strip():
+                    return None
+                continue
+            if not len(child) and not (child.text or "").strip() and child.tag != "br":  # an empty target
+                ident = ident or _target_id(child)
+                if (child.tail or "").strip():
+                    return None
+                continue
+            href = child.get("href")
+            if href is not None and href != f"#{child.get('id') or child.get('name')}":
+                return None
+            if _is_code(child):
+                if any(a.get("href") for a in child.iter("a")) or not child.text_content().strip():
+                    return None
+                return child, ident or child.get("id")
+            classes = child.get("class")
+            if child.tag not in _WRAPPER_TAGS or (classes and not _NOT_NAME_CLASSES.isdisjoint(classes.split())):
+                return None
+            ident = ident or _target_id(child)
+            node = child
+            break
+        else:
+            return None
+
+
+def _code_name(code) -> str | None:  # noqa: ANN001 - an lxml element
+    """The name ``code`` shows (a call's without its arguments: ``ceil(x)`` is ``ceil``), "" if it is not shaped
+    like a name of at least two characters (nor a path) or goes on as more code or a link (``await loop.foo()``),
+    ``None`` if it is a value (``true``, ``None``, ``0``)."""
+    text = _text(code)
+    if text.lower() in _VALUE_WORDS or _NUMBER.fullmatch(text):
+        return None
+    name = _CALL_ARGUMENTS.sub("", text).strip()
+    if len(name) < 2 or not _NAME_SHAPE.fullmatch(name) or "/" in name:  # not a path: target/debug/app
+        return ""
+    following = code.getnext()
+    if following is not None and not (code.tail or "").strip() and (following.tag == "a" or _is_code(following)):
+        return ""
+    return name
+
+
+def _prose(el) -> str:  # noqa: ANN001 - an lxml element
+    """The text of ``el`` outside code (its code elements' and code blocks' text left out, their tails kept)."""
+    parts = [el.text or ""]
+    for child in el:
+        if isinstance(child.tag, str) and child.tag not in ("pre", "kbd", "samp") and not _is_code(child):
+            parts.append(_prose(child))
+        parts.append(child.tail or "")
+    return " ".join(parts)
+
+
+def _prose_words(text: str) -> int:
+    """Words of prose in ``text``: of letters (an inner hyphen or apostrophe), not all capitals (``LOG_CRON``,
+    ``GNU``), not camel-cased (``NotImplemented``), not a value (``true``)."""
+    words = 0
+    for token in text.split():
+        word = token.strip(_PUNCTUATION)
+        if (
+            len(word) > 1
+            and word[0].isalpha()
+            and word.replace("-", "").replace("'", "").replace("\u2019", "").isalpha()
+            and not word.isupper()
+            and not _CAMEL.search(word)
+            and word.lower() not in _VALUE_WORDS
+        ):
+            words += 1
+    return words
+
+
+_CAMEL = re.compile(r"[a-z][A-Z]")
+
+
+def _in_words(prose: str, text: str) -> bool:
+    """Whether ``text`` (``prose``: its part outside code) is a description in words: more than half of its tokens
+    are words of prose (not a list of flags, "-Wl,-z,rescan-start /path/to/lib1.a", code, "<PREFIX>_RESTRICT
+    restrict", nor a pointer to another name, "use PyFrame_GetBuiltins()")."""
+    return 2 * _prose_words(prose) > len(text.split()) and not _POINTER.match(text)
+
+
+# A description that sends the reader to another name, or says the name is gone, is none (porting notes: "f_lasti:
+# use PyFrame_GetLasti()", "f_iblock: removed.", "PySet_ClearFreeList(): the set free list has been removed").
+_POINTER = re.compile(
+    r"\s*(?:use|see|replaced by|renamed to|moved to|removed|deprecated)\b|.*\b(?:has|have) been removed\b",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def _block_of(code, stop):  # noqa: ANN001, ANN202 - lxml elements
+    """The innermost block element holding ``code`` inside ``stop`` (``stop`` itself if none)."""
+    for ancestor in code.iterancestors():
+        if ancestor is stop or ancestor.tag in _BLOCK_TAGS:
+            return ancestor
+    return stop
+
+
+def _text_after(code, block, prose: bool = False) -> str:  # noqa: ANN001 - lxml elements
+    """The inline text that follows ``code`` in ``block``, up to the next block element (``prose``: its part
+    outside code, :func:`_prose`)."""
+    parts: list[str] = []
+    node = code
+    while node is not block:
+        parts.append(node.tail or "")
+        for sibling in node.itersiblings():
+            if sibling.tag in _BLOCK_TAGS:
+                return " ".join(parts)
+            if isinstance(sibling.tag, str):
+                parts.append(_prose(sibling) if prose else sibling.text_content())
+            parts.append(sibling.tail or "")
+        node = node.getparent()
+    return " ".join(parts)
+
+
+def _text_beyond(block, stop) -> bool:  # noqa: ANN001 - lxml elements
+    """Whether ``stop`` (a cell) has text after its first ``block``: more than the one name it starts with (a cell
+    listing several, one a line)."""
+    node = block
+    while node is not stop and node is not None:
+        if any((sibling.tail or "").strip() for sibling in [node, *node.itersiblings()]):
+            return True
+        if any(isinstance(sibling.tag, str) and sibling.text_content().strip() for sibling in node.itersiblings()):
+            return True
+        node = node.getparent()
+    return False
+
+
+def _prose_after(block, stop) -> int:  # noqa: ANN001 - lxml elements
+    """Words of prose in ``stop`` (a cell, an item) after its first ``block``: the description paragraphs."""
+    words = 0
+    node = block
+    while node is not stop and node is not None:
+        for sibling in node.itersiblings():
+            if isinstance(sibling.tag, str):
+                words += _prose_words(_prose(sibling))
+            words += _prose_words(sibling.tail or "")
+        node = node.getparent()
+    return words
+
+
+# As _IDENTIFIER_LIKE, but an inner capital only after a lower-case start (libraryPath): a capitalized name with one
+# (SunPro, NumPy, AppleClang) is as often a product's as a name's; with two or more (NoBoundaryInMultipartDefect) it
+# is a name.
+_NAME_LIKE = re.compile(r"[._:]|^[a-z_$][\w$]*[a-z][A-Z]|^-|[A-Za-z][0-9]")
+
+
+def _names_defined(candidates: list[tuple[Any, str, Any, str | None]]) -> dict[Any, tuple[str, Any, str | None]]:
+    """The candidates (row or item, name, code, own id) whose name is one: shaped like an identifier (a dot, an
+    underscore, ``::``, a digit after a letter, a leading dash: as for terms; an inner capital in a name that starts
+    in lower case, or two in one that does not: ``libraryPath``, ``NoBoundaryInMultipartDefect``), shown as a call
+    (``ceil(x)``), marked as a name by DocBook (``<code class="function">ceiling</code>``), under an id of its own,
+    or all capitals sharing its first three characters with another of the same table or list (a family of
+    constants: ``EPOLLIN``, ``EPOLLOUT``). Not a plain word: ``simple``, ``Clang``, ``STRING`` are values of a
+    setting, which the search would take for names whenever a query has that word."""
+    capitals = [name for _, name, _, _ in candidates if name.isupper()]
+    out = {}
+    for owner, name, code, ident in candidates:
+        if (
+            _NAME_LIKE.search(name)
+            or len(_CAMEL.findall(name)) > 1
+            or _marked_name(code)
+            or _CALL_ARGUMENTS.search(_text(code))
+            or ident
+            or (name.isupper() and sum(other[:3] == name[:3] for other in capitals) > 1)
+        ):
+            out[owner] = (name, code, ident)
+    return out
+
+
+def _table_definitions(table) -> dict[Any, tuple[str, Any, str | None]]:  # noqa: ANN001 - an lxml element
+    """The rows of ``table`` that define a name: ``{row: (name, code, own id)}``. A row defines the name its first
+    cell starts with as code (:func:`_leading_code`, :func:`_code_name`, :func:`_names_defined`) when another cell,
+    or the cell's own paragraphs after it (PostgreSQL's one-column function tables: signature, description,
+    example), describe it in words. Header rows (``<thead>``, all ``<th>``) are left out, and the whole table when
+    its first column is mostly not code, holds a value (``true``, ``None``, ``0``: a table of values), or mostly
+    not names (a table of operators or regular expressions)."""
+    candidates: list[tuple[Any, str, Any, str | None]] = []
+    filled = coded = named = 0
+    for row in table.xpath("./tr | ./thead/tr | ./tbody/tr | ./tfoot/tr"):
+        if row.getparent().tag == "thead":
+            continue
+        cells = [c for c in row if c.tag in ("td", "th")]
+        if not cells or all(c.tag == "th" for c in cells) or not cells[0].text_content().strip():
+            continue  # a header row; a row continuing the one above (gi-docgen's descriptions)
+        filled += 1
+        lead = _leading_code(cells[0])
+        if lead is None:
+            continue
+        coded += 1
+        code, ident = lead
+        name = _code_name(code)
+        if name is None:
+            return {}
+        if not name:
+            continue
+        named += 1
+        ident = row.get("id") or ident
+        block = _block_of(code, cells[0])
+        if len(cells) > 1:  # under an id of its own, any text describes it (Sphinx: PyExc_OSError | OSError)
+            described = not _text_beyond(block, cells[0]) and any(
+                _in_words(_prose(c), _text(c)) if not ident else _text(c) for c in cells[1:]
+            )
+        else:
+            described = _prose_after(block, cells[0]) > 0
+        if described:
+            candidates.append((row, name, code, ident))
+    if 2 * coded < filled or 2 * named < coded:
+        return {}
+    return _names_defined(candidates)
+
+
+def _list_definitions(lst) -> dict[Any, tuple[str, Any, str | None]]:  # noqa: ANN001 - an lxml element
+    """The items of ``lst`` that define a name: ``{item: (name, code, own id)}``. An item defines the name it
+    starts with as code (:func:`_leading_code`, :func:`_code_name`, :func:`_names_defined`) when it goes on to
+    describe it (:func:`_describes`). Not a list that holds a value (``true``, ``None``, ``0``)."""
+    candidates: list[tuple[Any, str, Any, str | None]] = []
+    for item in lst:
+        if item.tag != "li":
+            continue
+        lead = _leading_code(item)
+        if lead is None:
+            continue
+        code, ident = lead
+        name = _code_name(code)
+        if name is None:
+            return {}
+        if name and _describes(code, _block_of(code, item), item):
+            candidates.append((item, name, code, ident))
+    return _names_defined(candidates)
+
+
+def _describes(code, block, item) -> bool:  # noqa: ANN001 - lxml elements
+    """Whether list ``item`` goes on to describe the name ``code`` (in ``block``) starts it with: after a separator
+    ("``LOCK_UN`` – unlock", "``kw_only``: If true, ..."), in a paragraph of its own after the name, or, for a name
+    DocBook marks as one (``envar``, ``varname``, ``function``...), in the sentence it starts ("``PGSYSCONFDIR``
+    sets the directory containing ..."). Not a name that starts a list of names ("``a``, ``b`` and ``c``") or a
+    sentence about it without a DocBook mark ("``x`` is deprecated")."""
+    after = _text_after(code, block)
+    separator = _ITEM_SEPARATOR.match(after)
+    if separator:
+        prose = _text_after(code, block, prose=True)
+        return _in_words(prose, after[separator.end() :])
+    if not after.strip():
+        return block is not item and _prose_after(block, item) >= 2
+    return _marked_name(code) and _SENTENCE_START.match(after) is not None and _prose_words(after) >= 3
 
 
 def _code_heading_name(heading) -> str:  # noqa: ANN001 - an lxml element
@@ -939,6 +1260,8 @@ def _mark_anchors(main, definitions: list[Definition]) -> tuple[list[str | None]
                 else:
                     index = _put_mark(*found, ids, None)
                 marked[at] = index
+        if index is not None and definition.anchors and ids[index] is None:
+            ids[index] = definition.anchor  # a table row's or list item's own id: an anchor of the page
         marks.append(index)
     return ids, marks
 

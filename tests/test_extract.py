@@ -664,6 +664,183 @@ def test_a_term_without_an_id_has_its_definitions_offset_and_no_anchor_of_its_ow
     assert "\uf8ff" not in page.markdown
 
 
+# PostgreSQL's function tables as its DocBook stylesheets write them (PostgreSQL 13 and later, functions-math.html;
+# the section anchored as DocBook XSL's defaults anchor it): one column, the signature, the description and the
+# example as paragraphs of one cell; an operator's row starts with a type; the header row is <th>s in <thead>.
+POSTGRES_FUNCTIONS = """<html><head><title>9.3. Mathematical Functions and Operators</title></head><body>
+<div class="sect1"><div class="titlepage"><div><div><h2 class="title" style="clear: both"><a id="functions-math">
+</a>9.3. Mathematical Functions and Operators</h2></div></div></div>
+<div class="table" id="FUNCTIONS-MATH-OP-TABLE"><p class="title"><strong>Table 9.4. Mathematical Operators</strong></p>
+<div class="table-contents"><table class="table" summary="Mathematical Operators" border="1"><colgroup><col />
+</colgroup><thead><tr><th class="func_table_entry"><p class="func_signature">
+        Operator
+       </p>
+       <p>
+        Description
+       </p>
+       <p>
+        Example(s)
+       </p></th></tr></thead><tbody><tr><td class="func_table_entry"><p class="func_signature">
+        <code class="type">numeric_type</code> <code class="literal">+</code> <code class="type">numeric_type</code>
+        → <code class="returnvalue"><em class="replaceable"><code>numeric_type</code></em></code>
+       </p>
+       <p>
+        Addition
+       </p>
+       <p>
+        <code class="literal">2 + 3</code>
+        → <code class="returnvalue">5</code>
+       </p></td></tr></tbody></table></div></div>
+<div class="table" id="FUNCTIONS-MATH-FUNC-TABLE"><p class="title"><strong>Table 9.5. Mathematical Functions</strong>
+</p><div class="table-contents"><table class="table" summary="Mathematical Functions" border="1"><colgroup><col />
+</colgroup><thead><tr><th class="func_table_entry"><p class="func_signature">
+        Function
+       </p>
+       <p>
+        Description
+       </p>
+       <p>
+        Example(s)
+       </p></th></tr></thead><tbody><tr><td class="func_table_entry"><p class="func_signature">
+        <a id="id-1.5.8.9.6.2.2.9.1.1.1" class="indexterm"></a>
+        <code class="function">ceiling</code> ( <code class="type">numeric</code> )
+        → <code class="returnvalue">numeric</code>
+       </p>
+       <p class="func_signature">
+        <code class="function">ceiling</code> ( <code class="type">double precision</code> )
+        → <code class="returnvalue">double precision</code>
+       </p>
+       <p>
+        Nearest integer greater than or equal to argument (same
+        as <code class="function">ceil</code>)
+       </p>
+       <p>
+        <code class="literal">ceiling(95.3)</code>
+        → <code class="returnvalue">96</code>
+       </p></td></tr>
+<tr><td class="func_table_entry" id="FUNCTION-DEGREES"><p class="func_signature">
+        <a id="id-1.5.8.9.6.2.2.10.1.1.1" class="indexterm"></a>
+        <code class="function">degrees</code> ( <code class="type">double precision</code> )
+        → <code class="returnvalue">double precision</code>
+       </p>
+       <p>
+        Converts radians to degrees
+       </p>
+       <p>
+        <code class="literal">degrees(0.5)</code>
+        → <code class="returnvalue">28.64788975654116</code>
+       </p></td></tr></tbody></table></div></div></div></body></html>"""
+
+
+def test_postgresql_function_table_rows_define_their_functions():
+    page = extract_page(POSTGRES_FUNCTIONS, "http://h/functions-math.html")
+    # not "numeric_type" (an operator's row starts with its operand's type), nor "Operator" or "Function" (headers)
+    assert [(s.name, s.anchor) for s in page.symbols] == [
+        ("ceiling", "functions-math"),
+        ("degrees", "FUNCTION-DEGREES"),
+    ]
+    ceiling, degrees = page.symbols
+    assert page.markdown[ceiling.offset :].startswith("`ceiling` ( `numeric` ) → `numeric`")
+    assert page.markdown[degrees.offset :].startswith("`degrees` ( `double precision` )")
+    # a row's own id is an anchor of the page, at the row's text; a row without one adds none
+    assert [a.id for a in page.anchors] == ["functions-math", "FUNCTION-DEGREES"]
+    assert page.anchors[1].offset == degrees.offset
+    assert "\uf8ff" not in page.markdown
+
+
+def test_two_column_function_rows_define_the_function_a_call_names():
+    """A description in a cell of its own (PostgreSQL before version 13, Markdown tables of functions); the name of a
+    call shown whole, ``ceil(x)``, is the function's."""
+    html = """<html><body><main><h2 id="math">Mathematical Functions</h2><table>
+    <thead><tr><th>Function</th><th>Description</th></tr></thead><tbody>
+    <tr><td><code class="function">ceiling</code> ( <code class="type">numeric</code> ) → numeric</td>
+    <td>Nearest integer greater than or equal to argument</td></tr>
+    <tr><td><code>ceil(x)</code></td><td>Nearest integer greater than or equal to <em>x</em></td></tr>
+    <tr><td><code>floor(x)</code></td><td><code>x</code></td></tr>
+    </tbody></table></main></body></html>"""
+    page = extract_page(html, "http://h/math.html")
+    # not floor: its other cell is code, no description in words
+    assert [(s.name, s.anchor) for s in page.symbols] == [("ceiling", "math"), ("ceil", "math")]
+    assert page.markdown[page.symbols[1].offset :].startswith("`ceil(x)` | Nearest integer")
+
+
+# libpq-envars.html as PostgreSQL's DocBook stylesheets write it: an environment variable starts each item.
+POSTGRES_ENVARS = """<html><head><title>34.15. Environment Variables</title></head><body><div class="sect1">
+<h2 class="title" style="clear: both"><a id="libpq-envars"></a>34.15. Environment Variables</h2>
+<p>The following environment variables can be used to specify default behavior for each
+   <span class="productname">PostgreSQL</span> session.</p>
+<div class="itemizedlist"><ul class="itemizedlist" style="list-style-type: disc; "><li class="listitem"><p>
+      <a id="id-1.7.3.22.5.1.1" class="indexterm"></a>
+      <code class="envar">PGSYSCONFDIR</code> sets the directory containing the
+      <code class="filename">pg_service.conf</code> file and in a future version
+      possibly other system-wide configuration files.
+     </p></li><li class="listitem"><p>
+      <a id="id-1.7.3.22.5.2.1" class="indexterm"></a>
+      <code class="envar">PGLOCALEDIR</code> sets the directory containing the <code class="literal">locale</code>
+      files for message localization.
+     </p></li></ul></div>
+<p>Set <code class="envar">PGHOST</code> to connect elsewhere; <code class="envar">PGPORT</code> and
+   <code class="envar">PGUSER</code> are read too.</p>
+<ul><li><p>If <code class="envar">PGPASSWORD</code> is set, it is used (not recommended).</p></li>
+<li><p><code class="envar">PGHOSTADDR</code>, <code class="envar">PGPORT</code> and <code class="envar">PGUSER</code>
+ are read too.</p></li>
+<li><p><code class="envar">PGAPPNAME</code></p></li></ul></div></body></html>"""
+
+
+def test_list_items_that_start_with_an_environment_variable_define_it():
+    page = extract_page(POSTGRES_ENVARS, "http://h/libpq-envars.html")
+    # not PGPASSWORD (code inside the sentence), PGHOSTADDR (a list of names), PGAPPNAME (nothing said of it)
+    assert [(s.name, s.anchor) for s in page.symbols] == [
+        ("PGSYSCONFDIR", "libpq-envars"),
+        ("PGLOCALEDIR", "libpq-envars"),
+    ]
+    assert page.markdown[page.symbols[0].offset :].startswith("`PGSYSCONFDIR` sets the directory containing")
+    assert [a.id for a in page.anchors] == ["libpq-envars"]
+
+
+def test_tables_of_values_of_prose_and_lists_of_values_define_nothing():
+    values = """<html><body><main><h2 id="opts">Options</h2><table><thead><tr><th>Value</th><th>Meaning</th></tr>
+    </thead><tbody><tr><td><code>true</code></td><td>Always color the output</td></tr>
+    <tr><td><code>false</code></td><td>Never color the output</td></tr>
+    <tr><td><code>auto_detect</code></td><td>Color the output when it goes to a terminal</td></tr></tbody></table>
+    <table><tr><td><code>0</code></td><td>No compression at all</td></tr>
+    <tr><td><code>9</code></td><td>Best compression, slowest</td></tr></table>
+    <table><tr><td>Fast mode</td><td>Uses <code>fast_path</code> for small inputs</td></tr>
+    <tr><td>Safe mode</td><td>Checks every <code>input_item</code> first</td></tr>
+    <tr><td><code>slow_path</code></td><td>The fallback of both</td></tr></table>
+    <ul><li><p><code>None</code>: no limit</p></li><li><p><code>max_depth</code>: the deepest level</p></li></ul>
+    <ul><li><p>Call <code>reset_all()</code> to start again from the first item.</p></li></ul>
+    </main></body></html>"""
+    page = extract_page(values, "http://h/options.html")
+    # a column or list holding a value (true, 0, None) is one of values; a first column of prose is no column of
+    # names (slow_path is one row of three); reset_all sits in prose
+    assert page.symbols == []
+
+
+# gi-docgen's enumeration members (libgtk-4-doc's enum.PrintQuality.html): each row a link to itself.
+GIDOCGEN_ENUM = """<html><head><title>Gtk.PrintQuality</title></head><body><div id="body-wrapper">
+<section id="main" class="content"><header><h3>Enumeration</h3><h1><a href="index.html">Gtk</a><span class="sep">
+</span>PrintQuality</h1></header><section><div class="docblock"><p>See also gtk_print_settings_set_quality().</p>
+</div><div class="members"><h4 id="members">Members</h4><table class="enum-members"><tr><th>Name</th>
+<th>Description</th></tr><tr><td><a id="low" href="#low"><code title="Value: 0">GTK_PRINT_QUALITY_LOW</code></a></td>
+<td><p>Low&nbsp;quality.</p></td></tr><tr><td><a id="normal"
+href="#normal"><code title="Value: 1">GTK_PRINT_QUALITY_NORMAL</code></a></td><td><p>Normal&nbsp;quality.</p></td>
+</tr></table></div></section></section></div></body></html>"""
+
+
+def test_gidocgen_enumeration_members_are_symbols_at_their_own_anchors():
+    page = extract_page(GIDOCGEN_ENUM, "http://h/gtk4/enum.PrintQuality.html")
+    assert [(s.name, s.anchor) for s in page.symbols] == [
+        ("Gtk.PrintQuality", "main"),
+        ("GtkPrintQuality", "main"),
+        ("GTK_PRINT_QUALITY_LOW", "low"),
+        ("GTK_PRINT_QUALITY_NORMAL", "normal"),
+    ]
+    low = page.symbols[2]
+    assert page.markdown[low.offset :].startswith("`GTK_PRINT_QUALITY_LOW` | Low quality.")
+    assert [(a.id, a.offset) for a in page.anchors][-2:] == [("low", low.offset), ("normal", page.symbols[3].offset)]
+
+
 def test_doxygen_pages_lose_their_banner_and_separator_rows():
     """Doxygen's banner (div#top), section summary, ◆ permalinks, separator rows and footer are not content; the
     page's heading is its <div class="title">."""
