@@ -612,6 +612,9 @@ def link_share(node) -> float:  # noqa: ANN001 - an lxml element
 
 _HEADING_TAGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 _LAST_PART = re.compile(r"(?:\.|::)([^.:]+)$")
+# A Java constant, qualified or not: LocalTime.with's list of fields it takes ("HOUR_OF_DAY - Returns a LocalTime
+# with the specified hour-of-day") names ChronoField.HOUR_OF_DAY, which its own page defines.
+_JAVA_CONSTANT = re.compile(r"(?:[A-Za-z_$][\w$]*\.)*[A-Z][A-Z0-9_]*")
 _ROLE_ID = re.compile(r"^(?!index-)[a-z_]+:(?P<name>[^\s:][^\s]*)$")  # CMake's "command:add_executable"
 
 
@@ -696,7 +699,9 @@ def find_symbols(main) -> list[Definition]:  # noqa: ANN001 - an lxml element
             listed.update(_list_definitions(el))
         elif tag in ("tr", "li") and el in listed:
             name, code, ident = listed.pop(el)
-            add(name, ident or last_anchor, own=bool(ident), at=code, anchors=bool(ident))
+            # on a Javadoc type's page a constant is defined by its field's detail, wherever that is
+            if not (java_type and _JAVA_CONSTANT.fullmatch(name)):
+                add(name, ident or last_anchor, own=bool(ident), at=code, anchors=bool(ident))
             if found.get(name, Definition("", "")).at is code:
                 from_rows.add(name)
         elif "refentry" in classes:
@@ -952,6 +957,19 @@ def _text_beyond(block, stop) -> bool:  # noqa: ANN001 - lxml elements
     return False
 
 
+def _more_code(code, stop) -> bool:  # noqa: ANN001 - lxml elements
+    """Whether more code follows ``code`` in ``stop`` (a cell): a cell of several names ("``type::ident``,
+    ``<type as trait>::ident``"), not one with its signature (PostgreSQL's types are no names: ``ceiling (
+    numeric )``)."""
+    node = code
+    while node is not stop and node is not None:
+        for sibling in node.itersiblings():
+            if isinstance(sibling.tag, str) and any(_is_code(el) for el in sibling.iter(lxml.etree.Element)):
+                return True
+        node = node.getparent()
+    return False
+
+
 def _prose_after(block, stop) -> int:  # noqa: ANN001 - lxml elements
     """Words of prose in ``stop`` (a cell, an item) after its first ``block``: the description paragraphs."""
     words = 0
@@ -1024,8 +1042,10 @@ def _table_definitions(table) -> dict[Any, tuple[str, Any, str | None]]:  # noqa
         ident = row.get("id") or ident
         block = _block_of(code, cells[0])
         if len(cells) > 1:  # under an id of its own, any text describes it (Sphinx: PyExc_OSError | OSError)
-            described = not _text_beyond(block, cells[0]) and any(
-                _in_words(_prose(c), _text(c)) if not ident else _text(c) for c in cells[1:]
+            described = (
+                not _text_beyond(block, cells[0])
+                and not _more_code(code, cells[0])
+                and any(_in_words(_prose(c), _text(c)) if not ident else _text(c) for c in cells[1:])
             )
         else:
             described = _prose_after(block, cells[0]) > 0

@@ -491,6 +491,12 @@ def test_javadoc_sections_laid_out_as_lists_keep_their_headings():
             "Json::Value Class Reference",
             {"Json::Value", "Json::Value::isNull", "Json::Value::ArrayIndex"},
         ),
+        # table rows and list items: system properties, constants, enum members, environment variables of CMake
+        ("/usr/share/doc/openjdk-17-doc/api/java.base/java/lang/System.html", None, {"java.home", "user.dir"}),
+        ("/usr/share/doc/python3.11/html/library/select.html", None, {"EPOLLIN", "KQ_FILTER_READ"}),
+        ("/usr/share/doc/python3.11/html/library/curses.html", None, {"A_BOLD", "KEY_DOWN", "COLOR_RED"}),
+        ("/usr/share/doc/libgtk-4-doc/gtk4/enum.PrintQuality.html", None, {"GTK_PRINT_QUALITY_LOW"}),
+        ("/usr/share/doc/cmake-data/html/module/FindPython.html", None, {"Development.Embed"}),
     ],
     ids=lambda v: v if isinstance(v, str) and v.startswith("/") else "",
 )
@@ -757,9 +763,10 @@ def test_two_column_function_rows_define_the_function_a_call_names():
     <td>Nearest integer greater than or equal to argument</td></tr>
     <tr><td><code>ceil(x)</code></td><td>Nearest integer greater than or equal to <em>x</em></td></tr>
     <tr><td><code>floor(x)</code></td><td><code>x</code></td></tr>
+    <tr><td><code>round(x)</code>, <code>round(x, n)</code></td><td>Nearest integer, or rounded to n places</td></tr>
     </tbody></table></main></body></html>"""
     page = extract_page(html, "http://h/math.html")
-    # not floor: its other cell is code, no description in words
+    # not floor: its other cell is code, no description in words; not round: a cell of two names
     assert [(s.name, s.anchor) for s in page.symbols] == [("ceiling", "math"), ("ceil", "math")]
     assert page.markdown[page.symbols[1].offset :].startswith("`ceil(x)` | Nearest integer")
 
@@ -826,6 +833,19 @@ GIDOCGEN_ENUM = """<html><head><title>Gtk.PrintQuality</title></head><body><div 
 <td><p>Low&nbsp;quality.</p></td></tr><tr><td><a id="normal"
 href="#normal"><code title="Value: 1">GTK_PRINT_QUALITY_NORMAL</code></a></td><td><p>Normal&nbsp;quality.</p></td>
 </tr></table></div></section></section></div></body></html>"""
+
+
+def test_javadoc_lists_of_the_constants_a_method_takes_define_none():
+    """LocalTime.with lists the ChronoFields it takes ("HOUR_OF_DAY - Returns a LocalTime with the specified
+    hour-of-day"): on a Javadoc type's page a constant is defined by its field's detail, on its own type's page."""
+    from pathlib import Path
+
+    path = Path("/usr/share/doc/openjdk-17-doc/api/java.base/java/time/LocalTime.html")
+    if not path.exists():
+        pytest.skip(f"{path} not installed (make corpora)")
+    names = {s.name for s in extract_page(path.read_bytes(), "http://h/LocalTime.html", None).symbols}
+    assert "java.time.LocalTime.with" in names
+    assert not {"HOUR_OF_DAY", "NANO_OF_SECOND", "AMPM_OF_DAY"} & names
 
 
 def test_gidocgen_enumeration_members_are_symbols_at_their_own_anchors():
