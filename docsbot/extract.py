@@ -50,8 +50,11 @@ __all__ = [
 # and all-code headings are symbols; DocBook's anchors inside headings and terms are anchors; Doxygen's banner,
 # permalinks and footer are chrome, its title the <h1>; table rows without text dropped; an asterisk inside
 # emphasis escaped; 6: headings of plain text shaped as a member or a call (Docusaurus: ".code(statusCode)") and
-# all-code headings with parameters ("decorate(name, value)") are symbols.
-EXTRACTOR_VERSION = 6
+# all-code headings with parameters ("decorate(name, value)") are symbols; 7: symbols carry the offset of their
+# definition's text (Symbol.offset; terms without an id of their own too), and table rows and list items that start
+# with a name shown as code and describe it are symbols (PostgreSQL's function tables and environment variables,
+# gi-docgen's enum members with their ids as anchors, Python's tables of constants); Markdown unchanged.
+EXTRACTOR_VERSION = 7
 
 MAIN_CONTENT_XPATHS = (
     "//*[@itemprop='articleBody']",
