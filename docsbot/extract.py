@@ -1087,10 +1087,10 @@ def _describes(code, block, item) -> bool:  # noqa: ANN001 - lxml elements
     sentence about it without a DocBook mark ("``x`` is deprecated")."""
     after = _text_after(code, block)
     separator = _ITEM_SEPARATOR.match(after)
-    if separator:
+    if separator and after[separator.end() :].strip():
         prose = _text_after(code, block, prose=True)
         return _in_words(prose, after[separator.end() :])
-    if not after.strip():
+    if not after.strip(" \t\n\r:"):  # "``GHS_BSP_NAME``" or "``name``:", then a paragraph
         return block is not item and _prose_after(block, item) >= 2
     return _marked_name(code) and _SENTENCE_START.match(after) is not None and _prose_words(after) >= 3
 

@@ -791,15 +791,19 @@ POSTGRES_ENVARS = """<html><head><title>34.15. Environment Variables</title></he
 <ul><li><p>If <code class="envar">PGPASSWORD</code> is set, it is used (not recommended).</p></li>
 <li><p><code class="envar">PGHOSTADDR</code>, <code class="envar">PGPORT</code> and <code class="envar">PGUSER</code>
  are read too.</p></li>
-<li><p><code class="envar">PGAPPNAME</code></p></li></ul></div></body></html>"""
+<li><p><code class="envar">PGAPPNAME</code></p></li></ul>
+<ul><li><p><code class="envar">PGGSSLIB</code>:</p><p>The GSS library to use for GSSAPI authentication.</p></li></ul>
+</div></body></html>"""
 
 
 def test_list_items_that_start_with_an_environment_variable_define_it():
     page = extract_page(POSTGRES_ENVARS, "http://h/libpq-envars.html")
-    # not PGPASSWORD (code inside the sentence), PGHOSTADDR (a list of names), PGAPPNAME (nothing said of it)
+    # not PGPASSWORD (code inside the sentence), PGHOSTADDR (a list of names), PGAPPNAME (nothing said of it);
+    # PGGSSLIB described in a paragraph of its own
     assert [(s.name, s.anchor) for s in page.symbols] == [
         ("PGSYSCONFDIR", "libpq-envars"),
         ("PGLOCALEDIR", "libpq-envars"),
+        ("PGGSSLIB", "libpq-envars"),
     ]
     assert page.markdown[page.symbols[0].offset :].startswith("`PGSYSCONFDIR` sets the directory containing")
     assert [a.id for a in page.anchors] == ["libpq-envars"]
