@@ -59,6 +59,8 @@ __all__ = [
     "render_meta",
 ]
 
+logger = logging.getLogger(__name__)
+
 VALIDATORS_META_KEY = "docsbot_validators"
 PAGE_META_KEY = "docsbot_page"  # set on requests for pages (not robots.txt or sitemaps)
 # On a request for a file that lists pages (a sitemap, llms.txt, Doxygen's menu): its kind of stat ("sitemap"...).
@@ -298,6 +300,40 @@ class RobotsTxtMiddleware(_ScrapyRobotsTxtMiddleware):
         netloc = urlparse_cached(request).netloc
         if netloc in self._answered:
             return await super().robot_parser(request)
+        return await self._first_parser(request, netloc)
+
+    def _honour_crawl_delay(self, request: Request, parser: RobotParser | None) -> None:
+        """robots.txt's ``Crawl-delay`` for docsbot's user agent: the host's downloader slot sends one request at a
+        time, that many seconds apart, without Scrapy's random jitter (at most ``DOCSBOT_CRAWL_DELAY_MAX``; a longer
+        one is capped and said). Scrapy itself reads no Crawl-delay. Stats: ``docsbot/crawl_delay`` (the seconds
+        applied)."""
+        if parser is None:
+            return
+        agent = self._robotstxt_useragent or request.headers.get(b"User-Agent", self._default_useragent)
+        try:
+            delay = parser.crawl_delay(agent)
+        except (AttributeError, TypeError, ValueError):
+            return
+        if not delay or delay <= 0:
+            return
+        cap = self.crawler.settings.getfloat("DOCSBOT_CRAWL_DELAY_MAX", 30.0)
+        host = urlparse_cached(request).hostname or ""
+        if delay > cap:
+            logger.warning("%s asks for a Crawl-delay of %s s; docsbot waits %s s (DOCSBOT_CRAWL_DELAY_MAX)", host,
+                           delay, cap)  # fmt: skip
+            delay = cap
+        downloader = self.crawler.engine.downloader
+        downloader.per_slot_settings.setdefault(host, {}).update(
+            {"delay": float(delay), "concurrency": 1, "jitter": 0.0}
+        )
+        slot = downloader.slots.get(host)
+        if slot is not None:
+            slot.delay, slot.concurrency, slot.jitter = max(slot.delay, float(delay)), 1, 0.0
+        self.crawler.stats.set_value("docsbot/crawl_delay", float(delay))
+        logger.info("%s: robots.txt asks for a Crawl-delay of %s s: one request at a time, that far apart", host,
+                    delay)  # fmt: skip
+
+    async def _first_parser(self, request: Request, netloc: str) -> RobotParser | None:
         waiters = self._in_flight.get(netloc)
         if waiters is not None:
             waiter: Deferred[RobotParser | None] = Deferred()
@@ -310,6 +346,7 @@ class RobotsTxtMiddleware(_ScrapyRobotsTxtMiddleware):
             for waiter in self._answered_now(netloc):
                 waiter.errback(exc)
             raise
+        self._honour_crawl_delay(request, parser)  # once per host: before the requests that waited go on
         for waiter in self._answered_now(netloc):
             waiter.callback(parser)
         return parser

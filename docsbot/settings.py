@@ -143,6 +143,8 @@ DOWNLOAD_TIMEOUT = 30
 SCHEDULER_MEMORY_QUEUE = "scrapy.squeues.FifoMemoryQueue"
 SCHEDULER_DISK_QUEUE = "scrapy.squeues.PickleFifoDiskQueue"
 RETRY_TIMES = 2
+# robots.txt's Crawl-delay is honoured (one request at a time to that host, this far apart) up to this many seconds.
+DOCSBOT_CRAWL_DELAY_MAX = _env_number("DOCSBOT_CRAWL_DELAY_MAX", "30", float)
 # A 429/503 asking for a pause (Retry-After) up to this many seconds is retried after it; a longer one is a failure.
 DOCSBOT_RETRY_AFTER_MAX = _env_number("DOCSBOT_RETRY_AFTER_MAX", "60", float)
 # Pages larger than this are not downloaded (counted as failed; a stored copy is kept).

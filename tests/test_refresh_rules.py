@@ -556,3 +556,17 @@ def test_a_stopped_crawl_deletes_nothing_and_exits_non_zero(crawl, docsite, db, 
     assert run["finish_reason"] == "shutdown"
     assert run["gone"] == 1  # the run did see the 404
     assert db.execute("SELECT count(*) FROM documents WHERE content LIKE '%%Second text%%'").fetchone()[0] < 30
+
+
+def test_robots_txt_crawl_delay_spaces_the_requests_to_its_host(crawl, docsite, db):
+    """Scrapy reads no Crawl-delay; docsbot's robots.txt middleware gives the host's slot one request at a time,
+    that many seconds apart, for every page request after robots.txt."""
+    site = docsite.site
+    site.put("/robots.txt", "User-agent: *\nCrawl-delay: 0.5\n", "text/plain")
+    result = crawl(url=f"{docsite.url}/docs/index.html", library="testdocs")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "robots.txt asks for a Crawl-delay of 0.5 s" in result.stderr
+    times = sorted(h.at for h in site.hits if h.path != "/robots.txt")
+    assert len(times) == 5
+    assert min(b - a for a, b in zip(times, times[1:], strict=False)) >= 0.45  # without it: all within ~0.1 s
+    assert last_run(db)["crawl_delay"] == 0.5
