@@ -358,6 +358,8 @@ def _fleet(args: argparse.Namespace):  # noqa: ANN202 - docsbot.service.fleet.Fl
         scrapyd=scrapyd,
         log_dir=Path(settings.get("DOCSBOT_DATA_DIR")).expanduser() / "fleet-runs",
         retry=store.RetryPolicy.from_settings(settings),
+        host_concurrency=settings.getint("DOCSBOT_HOST_CONCURRENCY", 8),
+        per_run=settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN", 8),
     )
 
 

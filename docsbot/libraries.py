@@ -18,6 +18,7 @@
     min_recheck = "12h"
     freshness = "http"              # skip pages whose last response is still fresh (RFC 9111 §4.2)
     gone_statuses = [403, 404, 410] # DOCSBOT_GONE_STATUSES for this site
+    host_concurrency = 4            # the most concurrent requests the fleet sends its host (default 8)
     settings = { DOCSBOT_RENDER_URLS = "/api/" }   # any other Scrapy or docsbot setting of its runs (-s)
 
 Everything is checked before anything runs: :func:`load` raises :class:`LibrariesFileError` naming the file, the
@@ -45,7 +46,9 @@ __all__ = ["DEFAULT_FILE", "FRESHNESS", "LibrariesFileError", "LibraryEntry", "l
 DEFAULT_FILE = "libraries.toml"
 FRESHNESS = ("validators", "http")  # validators: every stored page revalidated (default); http: RFC 9111 freshness
 _SPIDER_ARGS = ("max_depth", "max_pages", "prune", "render", "sitemap", "min_recheck")
-_FIELDS = {"name", "version", "url", "refresh", "freshness", "gone_statuses", "settings", *_SPIDER_ARGS}
+_FIELDS = {
+    "name", "version", "url", "refresh", "freshness", "gone_statuses", "settings", "host_concurrency", *_SPIDER_ARGS
+}  # fmt: skip
 _SETTING_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
 _DEFAULTABLE = _FIELDS - {"name", "version", "url"}
 
@@ -68,6 +71,7 @@ class LibraryEntry:
     gone_statuses: tuple[int, ...] | None = None
     args: dict[str, str] = field(default_factory=dict)
     extra_settings: dict[str, str] = field(default_factory=dict)
+    host_concurrency: int | None = None  # its host's budget: concurrent requests across the fleet's runs
 
     @property
     def label(self) -> str:
@@ -193,4 +197,7 @@ def _entry(item: dict[str, Any], where: str) -> LibraryEntry:
         if not _SETTING_NAME.match(key) or isinstance(value, dict | list):
             raise LibrariesFileError(f"{where}: settings: {key} = {value!r} is not a setting (NAME = value)")
     settings = {key: str(value).lower() if isinstance(value, bool) else str(value) for key, value in extra.items()}
-    return LibraryEntry(name.strip(), version, parsed.url or url, interval, freshness, statuses, args, settings)
+    budget = item.get("host_concurrency")
+    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or budget < 1):
+        raise LibrariesFileError(f"{where}: host_concurrency: a number of requests, at least 1, got {budget!r}")
+    return LibraryEntry(name.strip(), version, parsed.url or url, interval, freshness, statuses, args, settings, budget)

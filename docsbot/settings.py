@@ -114,6 +114,10 @@ USER_AGENT = "docsbot/0.1 (documentation indexer; +https://pypi.org/project/scra
 ROBOTSTXT_OBEY = True
 CONCURRENT_REQUESTS = _env_number("DOCSBOT_CONCURRENT_REQUESTS", "16")
 CONCURRENT_REQUESTS_PER_DOMAIN = _env_number("DOCSBOT_CONCURRENT_REQUESTS_PER_DOMAIN", "8")
+# The most concurrent requests one host gets from a fleet's runs together (docsbot sync, the scheduler, Scrapyd
+# nodes, a server's launches): runs of versions on one host take claims within it (a libraries file's
+# host_concurrency sets a host's own). 8: one run per host at a time at the per-domain concurrency above.
+DOCSBOT_HOST_CONCURRENCY = _env_number("DOCSBOT_HOST_CONCURRENCY", "8")
 # Politeness is bounded by the per-domain concurrency above, robots.txt (Crawl-delay included) and Scrapy's retries
 # of 429/503. AutoThrottle is off: it paces every request by a delay derived from measured latency, which on an
 # all-304 refresh is mostly the crawler's own event-loop time, and it never lowers that delay on non-200 answers;

@@ -58,6 +58,10 @@ class DocSite:
     validators: str = "both"
     cache_control: str | None = None  # sent as Cache-Control with every 200 and 304 of a page
     hits: list[Hit] = field(default_factory=list)
+    # requests being answered at once, now and at most (what the host sees of a crawler's concurrency)
+    in_flight: int = 0
+    max_in_flight: int = 0
+    _flight: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _clock: int = 1_700_000_000
     _served: int = 0
 
@@ -105,6 +109,16 @@ class DocSite:
                     self.wfile.write(body)
 
             def do_GET(self) -> None:  # noqa: N802
+                with site._flight:
+                    site.in_flight += 1
+                    site.max_in_flight = max(site.max_in_flight, site.in_flight)
+                try:
+                    self._get()
+                finally:
+                    with site._flight:
+                        site.in_flight -= 1
+
+            def _get(self) -> None:
                 path = self.path.split("?")[0]
                 if path.endswith("/"):  # like nginx's `index index.html`
                     path += "index.html"

@@ -362,3 +362,30 @@ def test_two_schedulers_on_two_scrapyd_nodes_run_every_due_version_exactly_once_
             log.close()
         for node in nodes:
             node.close()
+
+
+def test_versions_on_one_host_share_its_budget_across_the_fleets_runs(database_url, db, tmp_path):
+    """Two versions on one host under `docsbot sync --jobs 2`: each run would send 8 requests at once, so two at
+    once doubled what the host saw; claims give a host at most its budget (DOCSBOT_HOST_CONCURRENCY, 8): the second
+    run waits for the first, and both complete."""
+    from tests.docsite import DocSite, html_page
+
+    site = DocSite()
+    site.put("/robots.txt", "User-agent: *\n", "text/plain")
+    for tree in ("a", "b"):
+        names = [f"p{i}.html" for i in range(24)]
+        site.put(f"/{tree}/index.html", html_page(f"Docs {tree}", "<p>Start.</p>", names))
+        for name in names:
+            site.put(f"/{tree}/{name}", html_page(f"{tree} {name}", f"<p>Page {name} of {tree}.</p>"))
+            site.slow[f"/{tree}/{name}"] = 0.3
+    with DocSiteServer(site) as server:
+        libraries = tmp_path / "libraries.toml"
+        libraries.write_text(
+            f'[[library]]\nname = "a"\nurl = "{server.url}/a/index.html"\n'
+            f'[[library]]\nname = "b"\nurl = "{server.url}/b/index.html"\n'
+        )
+        result = sync(database_url, tmp_path, str(libraries), "--jobs", "2")
+        assert result.returncode == 0, result.stdout + result.stderr[-3000:]
+        assert "2 versions: 2 indexed, 0 failed" in result.stdout
+        assert site.max_in_flight <= 8, site.max_in_flight  # one run's worth: the host's budget
+        assert db.execute("SELECT count(*) FROM pages").fetchone()[0] == 50

@@ -96,7 +96,10 @@ class RunReport:
 class Fleet:
     """The fleet of the database at ``dsn``. ``jobs``: local runs at once; ``scrapyd``: Scrapyd URLs to run on
     instead; ``who``: this scheduler's name in claims; ``env``: the environment of local runs (this process's by
-    default); ``log_dir``: where local runs log (``RUN.log``)."""
+    default); ``log_dir``: where local runs log (``RUN.log``). ``host_concurrency``: a host's budget of concurrent
+    requests across the fleet's runs (``DOCSBOT_HOST_CONCURRENCY``; a libraries file's ``host_concurrency`` for
+    its host); ``per_run``: a run's own per-domain concurrency (``CONCURRENT_REQUESTS_PER_DOMAIN``): a host has at
+    most budget / per_run runs at once (at least one), each sent with its share."""
 
     def __init__(
         self,
@@ -109,8 +112,12 @@ class Fleet:
         env: dict[str, str] | None = None,
         log_dir: Path | None = None,
         retry: store.RetryPolicy | None = None,
+        host_concurrency: int = fleet_store.HOST_CONCURRENCY,
+        per_run: int = fleet_store.PER_RUN_CONCURRENCY,
     ) -> None:
         self.dsn = dsn
+        self.host_concurrency = host_concurrency
+        self.per_run = per_run
         self.jobs = max(1, jobs)
         self.nodes = [ScrapydNode(url) for url in scrapyd]
         self.who = who or f"{socket.gethostname()}:{os.getpid()}"
@@ -142,7 +149,15 @@ class Fleet:
                 run_args = {"args": {**entry.args, **({"freshness": entry.freshness} if entry.freshness != "validators"
                                                       else {})}, "settings": entry.settings()}  # fmt: skip
                 _, created = fleet_store.declare_version(
-                    conn, entry.name, entry.version, entry.url, settings, entry.refresh, source, run_args
+                    conn,
+                    entry.name,
+                    entry.version,
+                    entry.url,
+                    settings,
+                    entry.refresh,
+                    source,
+                    run_args,
+                    entry.host_concurrency,
                 )
                 (plan.created if created else plan.updated).append(entry.label)
             declared = {entry.label for entry in entries}
@@ -177,7 +192,10 @@ class Fleet:
 
     def claim(self, limit: int, version_ids: list[int] | None = None) -> list[fleet_store.DueVersion]:
         with self._connect() as conn:
-            return fleet_store.claim_due(conn, self.who, limit=limit, lease=self.lease, version_ids=version_ids)
+            return fleet_store.claim_due(
+                conn, self.who, limit=limit, lease=self.lease, version_ids=version_ids,
+                host_concurrency=self.host_concurrency, per_run=self.per_run,
+            )  # fmt: skip
 
     def run_due(self, version_ids: list[int] | None = None) -> list[RunReport]:
         """Claim every due version (of ``version_ids``) and run it: on Scrapyd nodes (scheduled, not awaited) or
@@ -218,6 +236,8 @@ class Fleet:
         args.update({k: str(v) for k, v in (version.run_args.get("args") or {}).items()})
         args["launch"] = f"fleet-{uuid.uuid4().hex}"  # the run is found by it (crawl_runs.launch), not by time
         settings = {k: str(v) for k, v in (version.run_args.get("settings") or {}).items()}
+        if version.concurrency:  # its share of its host's budget
+            settings.setdefault("CONCURRENT_REQUESTS_PER_DOMAIN", str(version.concurrency))
         return mode, args, settings
 
     def _command(self, version: fleet_store.DueVersion) -> tuple[list[str], str, str]:

@@ -531,7 +531,7 @@ class DocsIndex:
                 launch = Launch(f"run-{uuid.uuid4().hex[:12]}", target, since)
                 held = self._claim(conn, target, launch)
                 if held is not None:
-                    message = f"a run of {label} is starting elsewhere (claimed by {held}); nothing was started"
+                    message = f"{label} cannot start now ({held}); nothing was started, try again later"
                     return result("", False, message)
             message = self._start(launch)
         return result(launch.run_id, True, message + "; follow it with its run_id", launch.scrapyd_job)
@@ -543,7 +543,11 @@ class DocsIndex:
         from docsbot.store import fleet as fleet_store
 
         who = f"{socket.gethostname()}:{os.getpid()}:{launch.run_id}"
-        return fleet_store.claim_version(conn, target.id, who, DEFAULT_LEASE)
+        return fleet_store.claim_version(
+            conn, target.id, who, DEFAULT_LEASE,
+            host_concurrency=int(self.settings.get("DOCSBOT_HOST_CONCURRENCY") or fleet_store.HOST_CONCURRENCY),
+            per_run=int(self.settings.get("CONCURRENT_REQUESTS_PER_DOMAIN") or fleet_store.PER_RUN_CONCURRENCY),
+        )  # fmt: skip
 
     def _start(self, launch: Launch) -> str:
         """Start the claimed ``launch``; a launch that cannot start gives its claim back (with the failure's
@@ -625,7 +629,7 @@ class DocsIndex:
                 launch = Launch(f"run-{uuid.uuid4().hex[:12]}", target, since, mode="full", url=args.url, args=run)
                 held = self._claim(conn, target, launch)  # declared due at once: no scheduler may start it too
                 if held is not None:
-                    raise Invalid(f"{label} is being indexed already (claimed by {held}); follow it with list_runs")
+                    raise Invalid(f"{label} cannot be indexed now ({held}); try again later")
             message = self._start(launch)
         schedule = f"; then refreshed every {refresh}" if interval else ""
         bounds = f" (at most {limits['max_pages']} pages, {limits['max_depth']} links deep)"

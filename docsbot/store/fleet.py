@@ -51,6 +51,8 @@ class DueVersion:
     failures: int
     indexed: bool
     run_args: dict[str, Any]
+    # the per-domain concurrency its run gets (CONCURRENT_REQUESTS_PER_DOMAIN): its share of its host's budget
+    concurrency: int | None = None
 
 
 def declare_version(
@@ -62,23 +64,27 @@ def declare_version(
     interval: timedelta | None,
     source: str,
     run_args: dict[str, Any] | None = None,
+    host_concurrency: int | None = None,
 ) -> tuple[int, bool]:
     """Create or update a version a libraries file declares: its root URL and crawl settings (only for a version not
     indexed yet: an indexed version keeps what its index stored), the arguments and settings of its runs
     (``run_args``: ``{"args": {...}, "settings": {...}}``), its refresh interval and the file (``source``). A new
     version is due at once; a changed interval moves the next due time to the last run's end plus the new
-    interval. Returns ``(id, created)``."""
+    interval. ``host_concurrency``: the budget of its host, in concurrent requests (``None``: the default). Returns
+    ``(id, created)``."""
     with conn.transaction():
         conn.execute("INSERT INTO libraries (name) VALUES (%s) ON CONFLICT (name) DO NOTHING", (library,))
         row = conn.execute(
             """
             INSERT INTO versions (library_id, name, root_url, settings, refresh_interval, next_due_at, source,
-                                  run_args)
-            SELECT id, %(version)s, %(root)s, %(settings)s, %(interval)s, now(), %(source)s, %(run_args)s
+                                  run_args, host_concurrency)
+            SELECT id, %(version)s, %(root)s, %(settings)s, %(interval)s, now(), %(source)s, %(run_args)s,
+                   %(host_concurrency)s
             FROM libraries WHERE name = %(library)s
             ON CONFLICT (library_id, name) DO UPDATE SET
                 source = EXCLUDED.source,
                 run_args = EXCLUDED.run_args,
+                host_concurrency = EXCLUDED.host_concurrency,
                 refresh_interval = EXCLUDED.refresh_interval,
                 root_url = CASE WHEN EXISTS (SELECT 1 FROM pages p WHERE p.version_id = versions.id)
                                 THEN versions.root_url ELSE EXCLUDED.root_url END,
@@ -102,6 +108,7 @@ def declare_version(
                 "interval": interval,
                 "source": source,
                 "run_args": Jsonb(run_args or {}),
+                "host_concurrency": host_concurrency,
             },
         ).fetchone()
     return row[0], row[1]
@@ -117,21 +124,49 @@ def declared_versions(conn: psycopg.Connection, source: str) -> list[dict[str, A
         ).fetchall()
 
 
-_CLAIM_DUE = """
+CLAIM_LOCK = 0x646F_6373_636C  # pg_advisory_xact_lock key of claims: one claim decides at a time (host budgets)
+# A host's budget, in concurrent requests (the libraries file's host_concurrency of any of its versions, the lowest;
+# else the default), and how many runs of it may hold a claim at once: the budget over each run's per-domain
+# concurrency (at most the budget), at least one.
+_HOSTS = """
+    budget AS (
+        SELECT host, COALESCE(min(host_concurrency), %(host_concurrency)s) AS requests FROM versions GROUP BY host
+    ), hosts AS (
+        SELECT host, least(requests, %(per_run)s) AS per_run,
+               greatest(1, requests / least(requests, %(per_run)s)) AS runs
+        FROM budget
+    ), busy AS (
+        SELECT host, count(*) AS runs FROM versions WHERE claimed_until > now() GROUP BY host
+    )
+"""
+_CLAIM_DUE = f"""
+    WITH {_HOSTS}, due AS (
+        SELECT id, host, next_due_at,
+               row_number() OVER (PARTITION BY host ORDER BY next_due_at, id) AS nth
+        FROM versions
+        WHERE next_due_at IS NOT NULL AND next_due_at <= now()
+          AND (claimed_until IS NULL OR claimed_until < now())
+          AND (%(only)s::bigint[] IS NULL OR id = ANY(%(only)s))
+    ), allowed AS (
+        SELECT d.id FROM due d JOIN hosts h ON h.host IS NOT DISTINCT FROM d.host
+        LEFT JOIN busy b ON b.host IS NOT DISTINCT FROM d.host
+        WHERE d.nth + COALESCE(b.runs, 0) <= h.runs
+    )
     UPDATE versions v SET claimed_until = now() + %(lease)s, claimed_by = %(who)s
     FROM libraries l
     WHERE l.id = v.library_id AND v.id IN (
         SELECT id FROM versions
-        WHERE next_due_at IS NOT NULL AND next_due_at <= now()
-          AND (claimed_until IS NULL OR claimed_until < now())
-          AND (%(only)s::bigint[] IS NULL OR id = ANY(%(only)s))
+        WHERE id IN (SELECT id FROM allowed)
         ORDER BY next_due_at, id
         LIMIT %(limit)s
         FOR UPDATE SKIP LOCKED
     )
     RETURNING v.id, l.name, v.name, v.root_url, v.settings, v.refresh_interval, v.next_due_at, v.failures,
-              EXISTS (SELECT 1 FROM pages p WHERE p.version_id = v.id), v.run_args
+              EXISTS (SELECT 1 FROM pages p WHERE p.version_id = v.id), v.run_args,
+              (SELECT h.per_run FROM hosts h WHERE h.host IS NOT DISTINCT FROM v.host)
 """
+HOST_CONCURRENCY = 8  # DOCSBOT_HOST_CONCURRENCY's default: one run at Scrapy's per-domain default of 8
+PER_RUN_CONCURRENCY = 8  # CONCURRENT_REQUESTS_PER_DOMAIN of a run (docsbot's setting)
 
 
 def claim_due(
@@ -141,28 +176,57 @@ def claim_due(
     limit: int,
     lease: timedelta,
     version_ids: list[int] | None = None,
+    host_concurrency: int = HOST_CONCURRENCY,
+    per_run: int = PER_RUN_CONCURRENCY,
 ) -> list[DueVersion]:
     """Claim up to ``limit`` due versions (of ``version_ids`` if given), oldest due first, for ``lease``: no other
-    claim takes them before the lease ends or their run records its end. One statement, committed at once."""
+    claim takes them before the lease ends or their run records its end. A host never has more claimed runs than
+    its budget allows (``host_concurrency`` requests, or its versions' own, over ``per_run`` requests a run): a due
+    version whose host is at its budget waits for a later claim. Each claimed version says its run's per-domain
+    concurrency (``DueVersion.concurrency``). Claims are serialized (an advisory transaction lock), so that two
+    schedulers cannot both give a host's last place away; committed at once."""
     with conn.transaction():
-        rows = conn.execute(_CLAIM_DUE, {"who": who, "lease": lease, "limit": limit, "only": version_ids}).fetchall()
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (CLAIM_LOCK,))
+        rows = conn.execute(
+            _CLAIM_DUE,
+            {"who": who, "lease": lease, "limit": limit, "only": version_ids,
+             "host_concurrency": host_concurrency, "per_run": per_run},
+        ).fetchall()  # fmt: skip
     return [DueVersion(*row) for row in rows]
 
 
-def claim_version(conn: psycopg.Connection, version_id: int, who: str, lease: timedelta) -> str | None:
+def claim_version(
+    conn: psycopg.Connection,
+    version_id: int,
+    who: str,
+    lease: timedelta,
+    host_concurrency: int = HOST_CONCURRENCY,
+    per_run: int = PER_RUN_CONCURRENCY,
+) -> str | None:
     """Claim one version for a run about to start (a refresh or an index a caller asked for), as schedulers claim
-    due versions: no scheduler starts it meanwhile, and the run's end releases the claim (:func:`record_run_end`).
-    Returns ``None`` when claimed, else who holds the claim now (a scheduler, another server). Committed at once."""
+    due versions: no scheduler starts it meanwhile, its host's budget counts it, and the run's end releases the
+    claim (:func:`record_run_end`). Returns ``None`` when claimed, else why not, in words: who holds the claim now
+    (a scheduler, another server), or that its host is at its budget. Committed at once."""
     with conn.transaction():
-        row = conn.execute(
-            "UPDATE versions SET claimed_until = now() + %(lease)s, claimed_by = %(who)s "
-            "WHERE id = %(id)s AND (claimed_until IS NULL OR claimed_until < now()) RETURNING id",
-            {"id": version_id, "who": who, "lease": lease},
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (CLAIM_LOCK,))
+        params = {"id": version_id, "who": who, "lease": lease, "host_concurrency": host_concurrency,
+                  "per_run": per_run}  # fmt: skip
+        held = conn.execute(
+            "SELECT claimed_by FROM versions WHERE id = %(id)s AND claimed_until > now()", params
         ).fetchone()
-        if row is not None:
-            return None
-        held = conn.execute("SELECT claimed_by FROM versions WHERE id = %s", (version_id,)).fetchone()
-    return (held[0] if held else None) or "another process"
+        if held is not None:
+            return f"claimed by {held[0] or 'another process'}"
+        full = conn.execute(
+            f"WITH {_HOSTS} SELECT v.host, b.runs FROM versions v JOIN hosts h ON h.host IS NOT DISTINCT FROM v.host "
+            "JOIN busy b ON b.host IS NOT DISTINCT FROM v.host WHERE v.id = %(id)s AND b.runs >= h.runs",
+            params,
+        ).fetchone()
+        if full is not None:
+            return f"{full[0]} is at its budget: {full[1]} run(s) of its versions at a time, DOCSBOT_HOST_CONCURRENCY"
+        conn.execute(
+            "UPDATE versions SET claimed_until = now() + %(lease)s, claimed_by = %(who)s WHERE id = %(id)s", params
+        )
+    return None
 
 
 def release_claim(conn: psycopg.Connection, version_id: int, error: str | None = None) -> None:
