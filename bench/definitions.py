@@ -47,6 +47,7 @@ def main() -> int:
     parser.add_argument("--server", choices=["nginx", "python"], default="nginx")
     parser.add_argument("--repeat", type=int, default=2, help="rounds of (now, before), the order alternating")
     parser.add_argument("--before-model", required=True, help="model directory of the graph docsbot had before")
+    parser.add_argument("--now-model", help="model directory for the 'now' runs (default: the provisioned one)")
     parser.add_argument("--embedder", help="DOCSBOT_EMBEDDER override")
     args = parser.parse_args()
 
@@ -56,7 +57,7 @@ def main() -> int:
     walls: dict[str, list[float]] = {"now": [], "before": []}
     embedded: dict[str, list[int]] = {"now": [], "before": []}
     configs = {
-        "now": {},
+        "now": {"DOCSBOT_EMBEDDING_MODEL_PATH": args.now_model} if args.now_model else {},
         "before": {"DOCSBOT_DEFINITION_CHARS": "0", "DOCSBOT_EMBEDDING_MODEL_PATH": args.before_model},
     }
     try:

@@ -77,6 +77,8 @@ def enable_rendering(settings: Settings) -> None:
     except ImportError:
         raise RenderError("rendering needs scrapy-playwright: pip install scrapy-playwright") from None
     executable = (settings.getdict("PLAYWRIGHT_LAUNCH_OPTIONS") or {}).get("executable_path")
+    if executable and os.path.basename(executable) == "chromium-unprivileged":  # the browser it starts, as root
+        executable = os.environ.get("DOCSBOT_CHROMIUM", "/usr/bin/chromium")
     if executable and not os.access(executable, os.X_OK):
         raise RenderError(
             f"rendering needs Chromium at {executable} (Debian: apt-get install chromium); set DOCSBOT_CHROMIUM "
@@ -87,10 +89,33 @@ def enable_rendering(settings: Settings) -> None:
     settings.set("DOWNLOAD_HANDLERS", handlers, priority="spider")
 
 
+def unprivileged_launcher() -> str | None:
+    """The path of ``docsbot/bin/chromium-unprivileged`` when it can run here (an executable file on disk, with
+    ``setpriv`` and the user it switches to), else ``None``."""
+    import pwd
+    import shutil
+    from importlib import resources
+
+    try:
+        path = resources.files("docsbot") / "bin" / "chromium-unprivileged"
+        on_disk = os.fspath(path)  # type: ignore[arg-type]
+    except (TypeError, FileNotFoundError):  # inside a zipped egg: no file to run
+        return None
+    try:
+        pwd.getpwnam(os.environ.get("DOCSBOT_CHROMIUM_USER", "nobody"))
+    except KeyError:
+        return None
+    if not os.access(on_disk, os.X_OK) or shutil.which("setpriv") is None:
+        return None
+    return on_disk
+
+
 def launch_options(executable: str, *, root: bool) -> dict[str, Any]:
     """``PLAYWRIGHT_LAUNCH_OPTIONS`` for a headless system Chromium on a machine without outside network:
-    background networking off (its connections would be refused), no sandbox when running as root (Chromium
-    refuses to start as root with it)."""
+    background networking off (its connections would be refused). As root, Chromium refuses its sandbox: the
+    browser is started through :func:`unprivileged_launcher` (``executable`` as the unprivileged user
+    ``DOCSBOT_CHROMIUM_USER``, with its sandbox); only where that cannot run (no ``setpriv``, no such user, a
+    zipped egg) does it fall back to ``--no-sandbox``."""
     args = [
         "--disable-gpu",
         "--disable-background-networking",
@@ -99,6 +124,9 @@ def launch_options(executable: str, *, root: bool) -> dict[str, Any]:
         "--no-first-run",
     ]
     if root:
+        launcher = unprivileged_launcher()
+        if launcher is not None:  # it starts DOCSBOT_CHROMIUM (default /usr/bin/chromium), as ``executable`` is
+            return {"executable_path": launcher, "headless": True, "args": args}
         args.append("--no-sandbox")
     return {"executable_path": executable, "headless": True, "args": args}
 

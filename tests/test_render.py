@@ -7,6 +7,9 @@ exactly how many renders a run cost.
 
 from __future__ import annotations
 
+import os
+import subprocess
+
 import pytest
 
 from tests.docsite import DocSite, DocSiteServer, html_page
@@ -142,3 +145,25 @@ def test_missing_browser_is_a_clear_error_and_touches_nothing(crawl, jssite, db)
     assert "rendering needs Chromium at /nonexistent/chromium" in result.stderr
     assert jssite.site.hits == []
     assert chunks(db) == before
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the unprivileged launcher is for a crawler running as root")
+def test_as_root_chromium_runs_unprivileged_with_its_sandbox(tmp_path):
+    """Chromium refuses its sandbox to root; docsbot starts it as an unprivileged user instead of --no-sandbox."""
+    from docsbot.render import launch_options
+
+    browser = os.environ.get("DOCSBOT_CHROMIUM", "/usr/bin/chromium")
+    if not os.access(browser, os.X_OK):
+        pytest.skip(f"no Chromium at {browser}: `make chromium`")
+    options = launch_options(browser, root=True)
+    assert options["executable_path"].endswith("/docsbot/bin/chromium-unprivileged")
+    assert "--no-sandbox" not in options["args"]
+    profile = tmp_path / "profile"
+    profile.mkdir(mode=0o700)  # as Playwright makes it: root's
+    page = "data:text/html,<p id=x>rendered</p><script>document.getElementById('x').textContent+='!'</script>"
+    result = subprocess.run(
+        [options["executable_path"], *options["args"], "--headless", f"--user-data-dir={profile}", "--dump-dom", page],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert "rendered!" in result.stdout, result.stderr[-2000:]
+    assert profile.stat().st_uid != 0  # handed to the unprivileged user the browser ran as
