@@ -90,7 +90,10 @@ class Definition:
     offset: int
 
 
-DEFINITION_CHARS = 700  # a definition's signature and first paragraphs: what a question about it matches
+DEFINITION_CHARS = 700  # at most: a definition's signature and first paragraph (the cut for a long one)
+DEFINITION_PARAGRAPHS = 2  # its name or signature, and the first paragraph of its description
+# A Markdown block: a fenced code block whole, or text up to a blank line.
+_BLOCKS = re.compile(r"```[^\n]*\n.*?\n```|(?:[^\n]+\n?)+", re.S)
 DEFINITION_MIN_CHARS = 40  # shorter: a name with no description, nothing a vector of its own would add
 _PARAGRAPH_END = re.compile(r"\n\s*\n")
 
@@ -108,10 +111,13 @@ def definitions(
     character offset in ``markdown`` where the definition's text starts, ``None`` when unknown). Without an
     offset, a symbol starts at its anchor's offset (``anchors``: ``(offset, id)``), if it is the only symbol of
     that anchor: one a heading's anchor gives to every option of its section (git's terms) starts nowhere in
-    particular, and a page's own item (rustdoc's ``main-content``) is the whole page. A definition runs to the
-    next definition, anchor or heading (whichever comes first), cut at a paragraph (or line, or word) end to at
-    most ``max_chars`` characters; one shorter than :data:`DEFINITION_MIN_CHARS`, or whose text another definition
-    of the page already has, is left out. Pure, linear in the page; document order."""
+    particular, and a page's own item (rustdoc's ``main-content``) is the whole page. A definition is its name or
+    signature and the first paragraph of its description (:data:`DEFINITION_PARAGRAPHS`: what a question about it
+    matches; its notes, examples and caveats dilute the vector as neighbours do: "get the value of an environment
+    variable" against ``os.getenv``'s signature and first paragraph, cosine 0.64, against its first 700
+    characters 0.54), ending before the next definition, anchor or heading, at most ``max_chars`` characters (cut
+    at a paragraph, line or word end); one shorter than :data:`DEFINITION_MIN_CHARS`, or whose text another
+    definition of the page already has, is left out. Pure, linear in the page; document order."""
     offsets_of = {}
     for offset, ident in anchors:
         offsets_of.setdefault(ident, offset)
@@ -146,12 +152,25 @@ def definitions(
         line_end = len(markdown) if line_end < 0 else line_end
         after = bisect_right(bounds, line_end)
         end = bounds[after] if after < len(bounds) else len(markdown)
-        text = _cut(markdown[start:end].strip(), max_chars)
+        text = _cut(_first_paragraphs(markdown[start:end].strip(), DEFINITION_PARAGRAPHS), max_chars)
         if len(text) < DEFINITION_MIN_CHARS or text in seen:
             continue
         seen.add(text)
         out.append(Definition(name, text, tuple(t for _, t in stack), anchor, start))
     return out
+
+
+def _first_paragraphs(text: str, count: int) -> str:
+    """The first ``count`` paragraphs of ``text`` (blank-line separated, outside code fences: a fence is one
+    paragraph)."""
+    out: list[str] = []
+    for m in _BLOCKS.finditer(text):
+        block = m.group(0).strip()
+        if block:
+            out.append(block)
+            if len(out) == count:
+                break
+    return "\n\n".join(out)
 
 
 def own_vectors(found: Sequence[Definition], chunks: Sequence[str], share: float = 0.5) -> list[Definition]:

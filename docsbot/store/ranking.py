@@ -63,6 +63,12 @@ SEARCH_DEFAULTS: dict[str, Any] = {
     # Definitions embedded on their own (documents.kind = 1): the nearest of them are a ranked list of their own
     "def_candidates": 50,
     "w_def": 1.0,
+    # ...and a definition nearer to the query than every chunk by at least def_gap (cosine distance) weighs
+    # w_def_near instead: a question about that API ("find the size of an object in bytes": sys.getsizeof's
+    # definition 0.685, the nearest chunk 0.593), not about the sections around it. Tuned on make eval's Python,
+    # CMake, git and LMDB sets, user questions included (BENCHMARKS.md "Search quality")
+    "w_def_near": 2.0,
+    "def_gap": 0.02,
     # A version's chunks are ranked by vector only once this share of them have their vector: while its queue fills
     # (text first), the embedded chunks would have two lists to be found by and the waiting ones one, so a page
     # embedded early would outrank a better one still waiting; until then, BM25 and symbols alone (`make eval
@@ -249,7 +255,9 @@ WITH stats AS MATERIALIZED (
     ORDER BY st.page_id, (d.metadata ->> 'anchor' = st.anchor) DESC NULLS LAST, d.kind DESC, d.sort_order, d.id
 ), chunk AS (
     SELECT d.id, d.page_id, d.sort_order, d.content, d.metadata, d.kind, vec.distance, p.url, p.title, p.version_id,
-           (COALESCE(CASE WHEN vec.kind = 1 THEN %(w_def)s ELSE %(w_vec)s END / (%(rrf_k)s + vec.rank), 0)
+           (COALESCE(CASE WHEN vec.kind = 0 THEN %(w_vec)s
+                          WHEN vec.distance + %(def_gap)s <= (SELECT min(distance) FROM vec WHERE kind = 0)
+                          THEN %(w_def_near)s ELSE %(w_def)s END / (%(rrf_k)s + vec.rank), 0)
             + COALESCE(weights.lex / (%(rrf_k)s + lex.rank), 0))
            * (CASE WHEN p.link_share >= %(nav_share)s THEN %(nav_factor)s ELSE 1.0 END)
            * (CASE WHEN ident_gate.active AND p.id NOT IN (SELECT page_id FROM ident_pages)
