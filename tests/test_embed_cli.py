@@ -19,7 +19,7 @@ from tests.conftest import ROOT, docsbot_env
 from tests.docsite import DocSiteServer
 from tests.test_crawl import last_run
 from tests.test_faults import fault_site, wait_for
-from tests.test_mcp import answer, stdio_session
+from tests.test_mcp import answer, error, stdio_session
 
 
 def cli(env, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
@@ -164,10 +164,20 @@ def test_read_only_commands_work_with_a_select_only_role_and_a_schema_behind_nam
 
     # A database migrated by an older docsbot (before the embedding queue): readers say what to run, and do not
     # run it; `docsbot db migrate`, as the owner, brings it up to date.
-    db.execute("DELETE FROM schema_migrations WHERE version = '0013'")
-    db.execute("DROP TABLE embed_workers")
-    db.execute("DROP INDEX documents_unembedded_idx")
-    db.execute("ALTER TABLE documents ALTER COLUMN embedding SET NOT NULL")
+    def older_schema() -> None:
+        db.execute("DELETE FROM schema_migrations WHERE version = '0013'")
+        db.execute("DROP TABLE embed_workers")
+        db.execute("DROP INDEX documents_unembedded_idx")
+        db.execute("ALTER TABLE documents ALTER COLUMN embedding SET NOT NULL")
+
+    async def mcp_write() -> None:  # a write through MCP needs the schema the role may not apply: said as such
+        args = ("--allow-refresh", "--allow-private-networks")
+        async with stdio_session(reader, tmp_path / "mcp-write.log", *args) as session:
+            older_schema()  # under the running server
+            text = error(await session.call_tool("index_library", {"url": "http://127.0.0.1:9/docs/", "library": "x"}))
+            assert "may not change the schema" in text and "try again" not in text, text
+
+    anyio.run(mcp_write)
     behind = cli(reader, "status")
     assert behind.returncode == 2
     assert "migrations 0013 are not applied): run `docsbot db migrate`" in behind.stderr
