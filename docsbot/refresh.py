@@ -232,6 +232,10 @@ class RefreshLedger:
         self.gone_pages: dict[int, str] = {}  # page id → "url (reason)", deleted at the end of a complete run
         self.truncated = False  # max_pages cut the crawl short: orphans cannot be told
         self.root_answered = False
+        # The root's page keys: its own, and where it redirects (http -> https, a moved start page): that page's
+        # answer is the root's, whichever of the two requests reaches it first.
+        self.root_keys = {page_key(root_url)}
+        self.answered_keys: set[str] = set()  # pages that answered 200/304 (or were fresh) this run
         self.skipped_recently_checked = 0
         self.skipped_fresh = 0  # requests saved by HTTP freshness
         self.fresh: dict[int, datetime | None] = {}  # stored page id → freshness of its 304 this run
@@ -293,6 +297,7 @@ class RefreshLedger:
             if stored and (fresh or self._recently_checked(stored)) and not self.outdated(stored):
                 if fresh:
                     self.skipped_fresh += 1
+                    self.answered_keys.add(key)
                     if self.is_root(url):
                         self.root_answered = True
                 else:
@@ -322,6 +327,10 @@ class RefreshLedger:
         key, origin_key = page_key(target), page_key(origin)
         if key == origin_key:
             return True
+        if origin_key in self.root_keys and target in self.scope:  # the root lives there now
+            self.root_keys.add(key)
+            if key in self.answered_keys:  # its own request (a refresh's seed) answered first
+                self.root_answered = True
         if key in self.requested and origin_key not in self.pages:
             self.links_of.setdefault(origin_key, []).append((target,))
             self.linked.add(key)
@@ -344,14 +353,15 @@ class RefreshLedger:
         return self.http_freshness and page.fresh_until is not None and page.fresh_until > self._now()
 
     def _recently_checked(self, page: StoredPage) -> bool:
-        if self.min_recheck is None or page.last_checked_at is None or page_key(page.url) == page_key(self.root_url):
+        if self.min_recheck is None or page.last_checked_at is None or self.is_root(page.url):
             return False
         return page.last_checked_at > self._now() - self.min_recheck
 
     # --- what answered ---
 
     def is_root(self, url: str) -> bool:
-        return page_key(url) == page_key(self.root_url)
+        """``url`` is the root URL or the page it redirects to this run."""
+        return page_key(url) in self.root_keys
 
     def resolve(self, origin: str, final: str, canonical: str | None, request_depth: int) -> Resolution:
         """A 200 for a request of ``origin`` that ended at ``final`` (after redirects), whose HTML names
@@ -383,6 +393,7 @@ class RefreshLedger:
     def not_modified(self, url: str, fresh_until: datetime | None = None) -> StoredPage | None:
         """A 304: the stored page is current (its stored links are followed); ``fresh_until``: the freshness its
         headers give (written at the end of the run). Returns it."""
+        self.answered_keys.add(page_key(url))
         if self.is_root(url):
             self.root_answered = True
         page = self.stored_page(url)
@@ -408,6 +419,7 @@ class RefreshLedger:
 
     def answered(self, url: str) -> None:
         """``url`` answered 200."""
+        self.answered_keys.add(page_key(url))
         if self.is_root(url):
             self.root_answered = True
 
