@@ -149,8 +149,11 @@ SCHEDULER_DISK_QUEUE = "scrapy.squeues.PickleFifoDiskQueue"
 RETRY_TIMES = 2
 # robots.txt's Crawl-delay is honoured (one request at a time to that host, this far apart) up to this many seconds.
 DOCSBOT_CRAWL_DELAY_MAX = _env_number("DOCSBOT_CRAWL_DELAY_MAX", "30", float)
-# A 429/503 asking for a pause (Retry-After) up to this many seconds is retried after it; a longer one is a failure.
+# A 429/503 asking for a pause (Retry-After) up to this many seconds pauses its host that long and is retried after
+# it (at least DOCSBOT_RETRY_AFTER_TIMES times); the host then gets one request at a time (docsbot.retry). A longer
+# one is a failure.
 DOCSBOT_RETRY_AFTER_MAX = _env_number("DOCSBOT_RETRY_AFTER_MAX", "60", float)
+DOCSBOT_RETRY_AFTER_TIMES = _env_number("DOCSBOT_RETRY_AFTER_TIMES", "5")
 # Pages larger than this are not downloaded (counted as failed; a stored copy is kept).
 DOWNLOAD_MAXSIZE = _env_number("DOCSBOT_MAX_PAGE_BYTES", str(10 * 1024 * 1024))
 DOWNLOAD_WARNSIZE = 0
