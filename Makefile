@@ -59,9 +59,10 @@ $(SHUB_VENV)/.installed: requirements-shub.txt
 	touch $@
 
 # Debian's documentation packages of the corpus matrix (bench/matrix.py: one per generator), installed once (root and
-# apt). tests/test_corpus.py indexes a slice of each; `make matrix` the whole trees.
+# apt). tests/test_corpus.py indexes a slice of each; `make matrix` the whole trees. nginx: tests/test_hosts.py
+# serves real hosts' behaviours (robots.txt, 401/403 areas, limit_req, https, gzip, Cache-Control) with it.
 CORPORA := git-doc docbook-xsl-doc-html python3.11-doc cmake-doc libgtk-4-doc openjdk-17-doc rust-doc lmdb-doc \
-	libjsoncpp-doc docbook-xsl xsltproc
+	libjsoncpp-doc docbook-xsl xsltproc nginx
 corpora:
 	@missing=$$(for p in $(CORPORA); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
