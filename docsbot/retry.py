@@ -4,7 +4,8 @@ Scrapy's ``RetryMiddleware`` retries a 429 or 503 at once, ``RETRY_TIMES`` times
 seconds' pause gets three requests within milliseconds and the page fails; and the other requests to that host go
 on as before, so a rate limit (nginx's ``limit_req``) refuses one page after another. :class:`RetryAfterMiddleware`
 is that middleware, except that a response carrying ``Retry-After`` (delay-seconds or an HTTP-date) slows the whole
-host down, as RFC 6585 §4 asks of a client told "too many requests":
+host down (a 429 or 503 asking for a pause of more than 0 s), as RFC 6585 §4 asks of a client told "too many
+requests":
 
 - the host's downloader slot sends nothing more until the ``Retry-After`` has passed, and the request is retried
   after it (``RETRY_TIMES``, at least ``DOCSBOT_RETRY_AFTER_TIMES`` (5) times: the server asked for the retry);
@@ -39,6 +40,7 @@ __all__ = ["RETRY_AFTER_MIN_SPACING", "RetryAfterMiddleware", "retry_after_secon
 logger = logging.getLogger(__name__)
 
 RETRY_AFTER_MIN_SPACING = 0.25  # s between requests to a host once it answered Retry-After; doubled at each again
+PAUSE_STATUSES = frozenset({429, 503})  # RFC 6585 §4, RFC 9110 §15.6.4: "too many requests", "unavailable for now"
 
 
 def retry_after_seconds(value: bytes | str | None, now: float | None = None) -> float | None:
@@ -78,7 +80,7 @@ class RetryAfterMiddleware(RetryMiddleware):
             if self.stats is not None:
                 self.stats.inc_value("docsbot/retry_after/too_long")
             return response
-        if delay is not None:
+        if delay and response.status in PAUSE_STATUSES:  # a pause asked for: the host's, and worth more tries
             request.meta.setdefault("max_retry_times", self.retry_after_times)
             self._slow_down(request, delay)
         if delay and self._retries_left(request):
