@@ -146,6 +146,9 @@ DOWNLOAD_TIMEOUT = 30
 # busy machine the root's own links came last.
 SCHEDULER_MEMORY_QUEUE = "scrapy.squeues.FifoMemoryQueue"
 SCHEDULER_DISK_QUEUE = "scrapy.squeues.PickleFifoDiskQueue"
+# Scrapy's downloader, holding a slot's concurrency when several requests are queued at once (Scrapy 2.14+ sent them
+# all: docsbot.downloader).
+DOWNLOADER = "docsbot.downloader.Downloader"
 RETRY_TIMES = 2
 # robots.txt's Crawl-delay is honoured (one request at a time to that host, this far apart) up to this many seconds.
 DOCSBOT_CRAWL_DELAY_MAX = _env_number("DOCSBOT_CRAWL_DELAY_MAX", "30", float)
