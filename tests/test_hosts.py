@@ -261,3 +261,54 @@ def test_cache_control_max_age_is_not_asked_while_fresh(crawl, db, site, tmp_pat
         result = crawl(library="hosts", mode="refresh", freshness="validators")
         assert result.returncode == 0, result.stderr[-3000:]
         assert {r.status for r in nginx.pages()} == {304} and len(nginx.pages()) == len(ALL)
+
+
+def test_two_versions_on_one_host_stay_within_its_budget_under_the_scheduler(database_url, db, tmp_path):
+    """Two versions on one nginx host, its budget 2 concurrent requests (``host_concurrency`` in the libraries file),
+    `docsbot scheduler --jobs 2`: every response is slowed (``limit_rate``) so that requests overlap, and the
+    server's own log shows at most 2 requests at a time, across both runs, and both runs complete."""
+    import subprocess
+    import sys
+    import time
+
+    from docsbot.libraries import load
+    from docsbot.service.fleet import Fleet
+    from tests.conftest import ROOT, docsbot_env
+
+    root = tmp_path / "site"
+    for tree in ("a", "b"):
+        write_site(root / tree)
+    with NginxHost(root, tmp_path / "nginx", server="limit_rate 4k;") as nginx:
+        libraries = tmp_path / "libraries.toml"
+        libraries.write_text(
+            "".join(
+                f'[[library]]\nname = "{tree}"\nurl = "{nginx.url}/{tree}/docs/index.html"\nhost_concurrency = 2\n'
+                for tree in ("a", "b")
+            )
+        )
+        Fleet(database_url).declare(load(libraries), str(libraries))
+        env = docsbot_env(database_url, tmp_path)
+        log = open(tmp_path / "scheduler.log", "w")  # noqa: SIM115 - closed in finally
+        scheduler = subprocess.Popen(
+            [sys.executable, "-m", "docsbot.cli", "scheduler", "--jobs", "2", "--interval", "0.5"],
+            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        try:
+            deadline = time.monotonic() + 300
+            outcomes: list = []
+            while time.monotonic() < deadline:
+                outcomes = db.execute(
+                    "SELECT l.name, r.outcome FROM crawl_runs r JOIN versions v ON v.id = r.version_id "
+                    "JOIN libraries l ON l.id = v.library_id WHERE r.finished_at IS NOT NULL ORDER BY l.name"
+                ).fetchall()
+                if len(outcomes) == 2:
+                    break
+                time.sleep(0.5)
+        finally:
+            scheduler.terminate()
+            scheduler.wait(timeout=60)
+            log.close()
+        assert outcomes == [("a", "complete"), ("b", "complete")], (tmp_path / "scheduler.log").read_text()[-3000:]
+        logged = nginx.requests()
+        assert {r.path.split("/")[1] for r in logged if r.path.endswith(".html")} == {"a", "b"}
+        assert max_in_flight(logged) == 2  # its budget, used and never exceeded (8 a run before claims shared it)
