@@ -134,8 +134,13 @@ def _run_line(run: RunInfo) -> str:
         f"{when}: {c.get('unchanged', 0)} unchanged, {c.get('modified', 0)} modified"
         + (f" ({c['reextracted']} re-extracted from stored HTML)" if c.get("reextracted") else "")
         + f", {c.get('new', 0)} new, "
-        f"{c.get('deleted', 0)} deleted, {c.get('failed', 0)} failed, {c.get('chunks_embedded', 0)} chunks embedded "
-        f"in {took} s: {run.outcome}"
+        f"{c.get('deleted', 0)} deleted, {c.get('failed', 0)} failed, "
+        + (
+            "skipped by the site's rules (" + ", ".join(f"{k} {n}" for k, n in run.skipped.items()) + "), "
+            if run.skipped
+            else ""
+        )
+        + f"{c.get('chunks_embedded', 0)} chunks embedded in {took} s: {run.outcome}"
     )
     return line + (f" ({run.outcome_reason})" if run.outcome_reason and run.outcome != "complete" else "")
 

@@ -51,6 +51,7 @@ __all__ = [
     "EXIT_VECTORS_PENDING",
     "FAILURE_KINDS",
     "GONE_STATUSES",
+    "SKIPPED_KINDS",
     "SKIP_STATUSES",
     "DeletionPlan",
     "PlannedRequest",
@@ -530,6 +531,9 @@ EXIT_INCOMPLETE = 3  # it finished, but pages failed or a bookkeeping step could
 EXIT_VECTORS_PENDING = 4  # every page is stored, but chunks of the version still wait for their vectors
 
 # Why a fetched page was not stored (stats ``docsbot/failed/<kind>``; ``docsbot/failed`` is their sum).
+# What the site's rules keep from the crawler (stats docsbot/skipped/<kind>, skipped_pages): never a failure.
+SKIPPED_KINDS = ("robots", "forbidden", "refused", "out_of_scope")
+
 FAILURE_KINDS = {
     "fetch": "not fetched (5xx, 429, timeout, network, size cap, a stored page refused)",
     "extract": "extraction crashed or timed out",

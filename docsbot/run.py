@@ -52,6 +52,7 @@ from docsbot.refresh import (
     FAILURE_KINDS,
     GONE_STATUSES,
     SKIP_STATUSES,
+    SKIPPED_KINDS,
     DeletionPlan,
     RefreshLedger,
     RunOutcome,
@@ -88,8 +89,6 @@ logger = logging.getLogger(__name__)
 
 
 SKIPPED_LISTED = 100  # URLs of skipped pages a run lists per kind (the count is complete)
-# What the site's rules keep from the crawler (stats docsbot/skipped/<kind>): never a failure, listed in the summary.
-SKIPPED_KINDS = ("robots", "forbidden", "refused", "out_of_scope")
 
 
 @dataclass

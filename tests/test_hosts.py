@@ -20,12 +20,17 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
+import subprocess
+import sys
 from typing import TYPE_CHECKING
 
 import pytest
 
+from tests.conftest import ROOT, docsbot_env
 from tests.docsite import html_page
 from tests.nginx import NGINX, NginxHost, can_listen, max_in_flight
+from tests.test_web import get
+from tests.test_web import serve as serve  # a fixture
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -162,9 +167,10 @@ def test_robots_disallow_and_crawl_delay(crawl, db, site, tmp_path):
         assert min(gaps) >= 0.95, gaps  # nginx's clock, milliseconds: 1 s less its rounding
 
 
-def test_areas_behind_a_login_or_denied_are_skipped(crawl, db, site, tmp_path):
+def test_areas_behind_a_login_or_denied_are_skipped(crawl, db, site, tmp_path, database_url, serve):
     """A members' area behind HTTP Basic authentication (401) and a directory denied to everyone (403), linked from
-    the index: never stored, listed as skipped (forbidden), exit 0 on the index and the refresh."""
+    the index: never stored, listed as skipped (forbidden), exit 0 on the index and the refresh; `docsbot status`,
+    `list_libraries` and the run's web page say so."""
     digest = base64.b64encode(hashlib.sha1(b"secret").digest()).decode()
     (tmp_path / "htpasswd").write_text(f"reader:{{SHA}}{digest}\n")
     server = (
@@ -177,6 +183,18 @@ def test_areas_behind_a_login_or_denied_are_skipped(crawl, db, site, tmp_path):
         for r in nginx.requests():
             statuses.setdefault(r.path, set()).add(r.status)
         assert statuses["/docs/members/"] == {401} and statuses["/docs/internal/"] == {403}
+    skipped = sorted(f"{nginx.url}/docs/{area}/" for area in ("internal", "members"))
+    status = subprocess.run([sys.executable, "-m", "docsbot.cli", "status"], cwd=ROOT, capture_output=True,
+                            text=True, env=docsbot_env(database_url, tmp_path))  # fmt: skip
+    assert "0 failed, skipped by the site's rules (forbidden 2)" in status.stdout, status.stdout + status.stderr
+    base = serve().url
+    (listed,) = [v for v in get(f"{base}/libraries.json").json()["libraries"] if v["library"] == "hosts"]
+    run = listed["last_run"]
+    assert (run["outcome"], run["skipped"], sorted(run["skipped_pages"]["forbidden"])) == (
+        "complete", {"forbidden": 2}, skipped
+    )  # fmt: skip
+    page = get(f"{base}/runs/{run['crawl_run_id']}").text
+    assert "Skipped by the site's rules" in page and all(f'href="{url}"' in page for url in skipped)
 
 
 def test_a_rate_limit_answering_429_with_retry_after(crawl, db, site, tmp_path):
@@ -267,13 +285,10 @@ def test_two_versions_on_one_host_stay_within_its_budget_under_the_scheduler(dat
     """Two versions on one nginx host, its budget 2 concurrent requests (``host_concurrency`` in the libraries file),
     `docsbot scheduler --jobs 2`: every response is slowed (``limit_rate``) so that requests overlap, and the
     server's own log shows at most 2 requests at a time, across both runs, and both runs complete."""
-    import subprocess
-    import sys
     import time
 
     from docsbot.libraries import load
     from docsbot.service.fleet import Fleet
-    from tests.conftest import ROOT, docsbot_env
 
     root = tmp_path / "site"
     for tree in ("a", "b"):

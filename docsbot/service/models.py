@@ -71,6 +71,14 @@ class RunInfo(BaseModel):
     counts: dict[str, int] = Field(
         default_factory=dict, description="unchanged, modified, new, deleted, failed, chunks_embedded…"
     )
+    skipped: dict[str, int] = Field(
+        default_factory=dict,
+        description="pages the site's rules kept from the crawler, by reason: robots (robots.txt), forbidden (401, "
+        "403), refused (another DOCSBOT_SKIP_STATUSES answer), out_of_scope; never a failure",
+    )
+    skipped_pages: dict[str, list[str]] = Field(
+        default_factory=dict, description="their URLs by reason (the first 100 of each)"
+    )
     progress: dict[str, Any] | None = Field(None, description="while running: pages written so far, elapsed")
     message: str = ""
 

@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from docsbot import store
+from docsbot.refresh import SKIPPED_KINDS
 from docsbot.service.models import RunInfo, RunState
 from docsbot.service.scrapyd import SCRAPYD_PROJECT, ScrapydNode
 
@@ -44,6 +45,11 @@ def run_counts(stats: dict[str, Any]) -> dict[str, int]:
         return {}
     found = {k: v for k, v in stats.items() if isinstance(v, int) and not isinstance(v, bool)}
     return {**dict.fromkeys(_COUNTS, 0), **found}
+
+
+def run_skipped(stats: dict[str, Any]) -> dict[str, int]:
+    """The pages a run's site kept from it by its rules (robots.txt, 401/403…), by reason, those it had only."""
+    return {kind: n for kind in SKIPPED_KINDS if isinstance(n := stats.get(f"skipped/{kind}"), int) and n}
 
 
 def log_tail(path: Path | None, lines: int = 5) -> str:
@@ -83,6 +89,8 @@ def run_info(run_id: str, row: dict[str, Any], running: set[int], *, process_ali
         outcome_reason=row.get("outcome_reason"),
         elapsed_seconds=stats.get("elapsed_seconds"),
         counts=run_counts(stats),
+        skipped=run_skipped(stats),
+        skipped_pages={k: list(v) for k, v in (stats.get("skipped_pages") or {}).items() if k in SKIPPED_KINDS},
         message=message,
     )
 
