@@ -327,3 +327,31 @@ def test_two_versions_on_one_host_stay_within_its_budget_under_the_scheduler(dat
         logged = nginx.requests()
         assert {r.path.split("/")[1] for r in logged if r.path.endswith(".html")} == {"a", "b"}
         assert max_in_flight(logged) == 2  # its budget, used and never exceeded (8 a run before claims shared it)
+
+
+def test_a_fleet_does_not_back_off_a_site_for_its_rules(database_url, db, site, tmp_path):
+    """`docsbot sync` of a site whose robots.txt disallows a page and whose server forbids a directory: exit 0, the
+    version due again a whole interval later with no failure counted (a failing site is retried 5 minutes later,
+    doubling)."""
+    from datetime import timedelta
+
+    (site / "robots.txt").write_text("User-agent: *\nDisallow: /docs/private/\n")
+    with host(site, tmp_path, server="location /docs/internal/ { deny all; }") as nginx:
+        libraries = tmp_path / "libraries.toml"
+        libraries.write_text(f'[[library]]\nname = "ruled"\nurl = "{nginx.url}/docs/index.html"\nrefresh = "1d"\n')
+        for _ in range(2):  # the index, then (due again by hand) a refresh
+            env = docsbot_env(database_url, tmp_path)
+            result = subprocess.run([sys.executable, "-m", "docsbot.cli", "sync", str(libraries)], cwd=ROOT,
+                                    capture_output=True, text=True, env=env)  # fmt: skip
+            assert result.returncode == 0, result.stdout + result.stderr[-3000:]
+            assert "1 versions: " in result.stdout and "0 failed" in result.stdout
+            failures, error, wait = db.execute(
+                "SELECT failures, last_error, next_due_at - now() FROM versions"
+            ).fetchone()  # fmt: skip
+            assert (failures, error) == (0, None) and wait > timedelta(hours=23)
+            db.execute("UPDATE versions SET next_due_at = now()")
+        assert run_of(db, "ruled")["outcome"] == "complete"
+        assert {k: v for k, v in run_of(db, "ruled").items() if k.startswith("skipped/") and v} == {
+            "skipped/robots": 1,
+            "skipped/forbidden": 1,
+        }
