@@ -20,7 +20,7 @@ VERSION ?= 3.11
 ARGS ?=
 Q ?= create a task with asyncio
 
-.PHONY: install model export-model chromium shub corpora docs-server index refresh search status test lint bench matrix eval clean
+.PHONY: install model export-model chromium shub corpora docs-server index refresh search status test check lint bench matrix eval clean
 
 install: $(VENV)/.installed
 $(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
@@ -87,6 +87,11 @@ status: install
 
 test: install model chromium shub corpora
 	$(BIN)/pytest $(PYTEST_ARGS)
+
+# The unit tier alone (no database, server, process or browser: tests/conftest.py marks every test's tier), about a
+# minute on 2 cores; `pytest -m "e2e"` (or browser, corpus, model) runs another tier.
+check: install model
+	$(BIN)/pytest -m unit $(PYTEST_ARGS)
 
 # The benchmark (BENCHMARKS.md): installs nginx and python3.11-doc if needed, about 15 minutes on 2 cores.
 bench: install model docs-server

@@ -183,4 +183,40 @@ def _default_models_dir() -> str:
     return DOCSBOT_MODELS_DIR
 
 
-__all__ = ["docsbot_env", "html_page"]
+# --- tiers (README "Tests"): `pytest -m unit` (`make check`) runs what needs no database, server, process or browser
+# Whole modules whose tests start servers, processes or a browser of their own, without the fixtures below.
+_MODULE_TIERS = {
+    "test_bench": "e2e",  # the benchmark's code on a tiny site
+    "test_corpus": "corpus",  # Debian's documentation packages
+    "test_deploy": "e2e",  # Scrapyd, shub
+    "test_embedded": "e2e",  # the embedded PostgreSQL's lifetime
+    "test_faults": "e2e",  # PostgreSQL servers stopped and restarted, processes killed
+    "test_fuzz": "e2e",  # 10,000 requests to the web app on an index
+    "test_layers": "e2e",  # each module imported in a fresh interpreter
+    "test_packaging": "e2e",  # builds and installs the wheel
+    "test_render": "browser",  # Chromium
+}
+_E2E_FIXTURES = frozenset({"pg_server_url", "database_url", "db", "crawl", "docsite", "serve", "indexed"})
+TIERS = ("unit", "e2e", "browser", "corpus", "model")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Marks every test with its tier: ``model`` (marked so), ``browser`` (Chromium), ``corpus``, ``e2e`` (a real
+    PostgreSQL, HTTP server or docsbot process), else ``unit``."""
+    for item in items:
+        module = item.module.__name__.rsplit(".", 1)[-1] if getattr(item, "module", None) else ""
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if item.get_closest_marker("model"):
+            continue
+        if "browser" in fixtures:
+            tier = "browser"
+        elif module in _MODULE_TIERS:
+            tier = _MODULE_TIERS[module]
+        elif fixtures & _E2E_FIXTURES:
+            tier = "e2e"
+        else:
+            tier = "unit"
+        item.add_marker(getattr(pytest.mark, tier))
+
+
+__all__ = ["TIERS", "docsbot_env", "html_page"]
