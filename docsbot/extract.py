@@ -53,8 +53,11 @@ __all__ = [
 # all-code headings with parameters ("decorate(name, value)") are symbols; 7: symbols carry the offset of their
 # definition's text (Symbol.offset; terms without an id of their own too), and table rows and list items that start
 # with a name shown as code and describe it are symbols (PostgreSQL's function tables and environment variables,
-# gi-docgen's enum members with their ids as anchors, Python's tables of constants); Markdown unchanged.
-EXTRACTOR_VERSION = 7
+# gi-docgen's enum members with their ids as anchors, Python's tables of constants); Markdown unchanged; 8: the chunker
+# reads code fences by CommonMark's rules (a ```` block, which html-to-markdown writes around code holding ```, is
+# not closed by a ``` line, nor a block by a line with an info string): a heading inside such a block is code, not a
+# section; Markdown unchanged.
+EXTRACTOR_VERSION = 8
 
 MAIN_CONTENT_XPATHS = (
     "//*[@itemprop='articleBody']",

@@ -7,7 +7,16 @@ import string
 import pytest
 from tokenizers import Tokenizer
 
-from docsbot.chunking import Chunker, _TokenCounts, _words_are_local, context_line, embed_text
+from docsbot.chunking import (
+    Chunker,
+    _TokenCounts,
+    _words_are_local,
+    closes_fence,
+    context_line,
+    embed_text,
+    fence_opening,
+    markdown_headings,
+)
 
 MD = (
     """# Tasks
@@ -59,6 +68,38 @@ def test_long_code_blocks_are_split_between_lines_and_refenced():
             assert line.startswith(("```", "value_")) or not line.strip(), line
     joined = "\n".join(line for text in code for line in text.splitlines() if line.startswith("value_"))
     assert joined.splitlines() == [f"value_{i} = compute({i}, {i + 1})" for i in range(120)]
+
+
+def test_fences_open_and_close_as_commonmark_says():
+    """CommonMark §4.5: a ```` block holds ``` lines (a Markdown example inside Markdown docs), a closing fence has no
+    info string, tildes close tildes; a heading inside any of them is code, not a heading. The regular expressions
+    had closed a ```` block at its first ``` line, so the example's '# Title' became a section of the page."""
+    md = (
+        "# Page\n\nIntro.\n\n"
+        "````markdown\n```python\nx = 1\n```\n# Not a heading\n````\n\n"
+        "## Real\n\n" + "Text of the real section. " * 12 + "\n\n"
+        "~~~\n```\n# Also code\n~~~~\n\n"
+        "```python\nprint(1)\n```python\n# still code\n```\n\n## Last\n\nEnd."
+    )
+    assert [h[2] for h in markdown_headings(md)] == ["Page", "Real", "Last"]
+    assert fence_opening("   ```py") == "```" and fence_opening("    ```") is None and fence_opening("``` `x`") is None
+    assert closes_fence("````", "```") and not closes_fence("```", "````") and not closes_fence("```py", "```")
+    assert not closes_fence("~~~", "```")
+    paths = {c.heading_path for c in Chunker(64).chunks(md)}
+    assert ("Page", "Not a heading") not in paths and ("Page", "Real") in paths
+    # a long ```` block is cut between lines and each piece fenced with ```` again
+    long_block = "# T\n\n````\n" + "\n".join(f"```{i}\nline {i} of code here\n```" for i in range(60)) + "\n````\n"
+    pieces = [c.content for c in Chunker(64).chunks(long_block) if "of code" in c.content]
+    assert len(pieces) > 1 and all(p.count("````") == 2 for p in pieces), pieces
+
+
+def test_a_definitions_first_paragraphs_keep_a_code_block_whole_and_a_cut_one_closed_with_its_own_fence():
+    from docsbot.chunking import _cut, _first_paragraphs
+
+    text = "sig(x)\n\n````\n```\n\ninner\n```\n````\n\nThird paragraph."
+    assert _first_paragraphs(text, 2) == "sig(x)\n\n````\n```\n\ninner\n```\n````"
+    cut = _cut("sig(x)\n\n````\n" + "\n".join(f"line {i}" for i in range(200)), 120)
+    assert cut.endswith("\n````") and cut.count("````") == 2
 
 
 def test_token_sizing_with_a_real_tokenizer():
