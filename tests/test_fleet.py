@@ -389,3 +389,20 @@ def test_versions_on_one_host_share_its_budget_across_the_fleets_runs(database_u
         assert "2 versions: 2 indexed, 0 failed" in result.stdout
         assert site.max_in_flight <= 8, site.max_in_flight  # one run's worth: the host's budget
         assert db.execute("SELECT count(*) FROM pages").fetchone()[0] == 50
+
+
+def test_the_readmes_libraries_file_is_the_example_and_loads():
+    """examples/libraries.toml is the README's example, word for word, and a valid libraries file."""
+    import re
+
+    from docsbot.libraries import load
+
+    example = ROOT / "examples" / "libraries.toml"
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    shown = re.search(r"```toml\n(# libraries\.toml\n.*?)```", readme, re.S)
+    assert shown is not None and shown.group(1) == example.read_text(encoding="utf-8")
+    entries = {e.label: e for e in load(example)}
+    assert set(entries) == {"python@3.11", "scrapy@2.13"}
+    python = entries["python@3.11"]
+    assert (python.host_concurrency, python.freshness, sorted(python.gone_statuses)) == (16, "http", [403, 404, 410])
+    assert entries["scrapy@2.13"].refresh.days == 1  # from [defaults]
