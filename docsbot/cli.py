@@ -215,6 +215,40 @@ def _library_version(text: str) -> tuple[str, str | None]:
     return library, (version if sep else None)
 
 
+def cmd_docs(args: argparse.Namespace) -> int:
+    """A library version's docs on a topic (or its overview) within a token budget, as Markdown or JSON: what the
+    MCP tool get_docs answers."""
+    from docsbot import store
+    from docsbot.embedding import load_embedder
+    from docsbot.service import DocsIndex, Invalid, NotFound
+
+    library, version = _library_version(args.library)
+    settings = _settings()
+    _database(write=False).close()
+    embedder = None if args.resolve else load_embedder(settings)  # the query model, and the tokenizer it counts with
+    try:
+        with DocsIndex(settings, store.resolve_dsn(settings), embedder=embedder, pool_size=1) as index:
+            if args.resolve:
+                matches = index.resolve_library(library)
+                for c in matches.candidates:
+                    versions = ", ".join(f"{v.version or '(unversioned)'} ({v.pages} pages)" for v in c.versions)
+                    print(f"{c.library}  {c.score:.2f}  {versions}")
+                return 0 if matches.candidates else 1
+            result = index.docs(library, version, " ".join(args.topic) or None, args.max_tokens)
+    except (Invalid, NotFound) as exc:
+        print(f"docsbot: {exc}", file=sys.stderr)
+        return 2 if isinstance(exc, Invalid) else 1
+    if args.json:
+        print(result.model_dump_json(indent=2))
+        return 0
+    label = f"{result.library}@{result.version}" if result.version else result.library
+    print(f"<!-- {label}: {len(result.sections)} sections, {result.tokens} of {result.max_tokens} tokens -->\n")
+    for section in result.sections:
+        heading = " > ".join([section.title, *[h for h in section.heading_path if h != section.title]])
+        print(f"## {heading}\n\nSource: {section.deep_link}\n\n{section.content}\n")
+    return 0 if result.sections else 1
+
+
 def cmd_changes(args: argparse.Namespace) -> int:
     from docsbot.service import NotFound
 
@@ -659,6 +693,13 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("new", metavar="NEW_VERSION")
     diff.add_argument("--json", action="store_true")
     diff.set_defaults(func=cmd_diff)
+    docs = sub.add_parser("docs", help="a library's docs on a topic (or its overview) within a token budget")
+    docs.add_argument("library", metavar="LIBRARY[@VERSION]", help="an indexed library; VERSION may be loose (3.x)")
+    docs.add_argument("topic", nargs="*", help="what you need, in words or identifiers; none: the overview pages")
+    docs.add_argument("--max-tokens", type=int, default=5000, help="the budget, in the model's tokens (default 5000)")
+    docs.add_argument("--json", action="store_true", help="the answer as JSON (MCP get_docs' shape)")
+    docs.add_argument("--resolve", action="store_true", help="list the indexed libraries LIBRARY may mean, and stop")
+    docs.set_defaults(func=cmd_docs)
     export = sub.add_parser("export", help="write a version's pages as Markdown (llms-full.txt or a directory)")
     export.add_argument("library", metavar="LIBRARY[@VERSION]")
     export.add_argument(

@@ -52,6 +52,8 @@ from docsbot.service import (
     CancelResult,
     ChangesResult,
     DocsIndex,
+    DocsResult,
+    LibraryMatches,
     ListLibrariesResult,
     PageResult,
     RefreshResult,
@@ -135,6 +137,7 @@ def build_server(index: DocsIndex, token: str | None = None, base_url: str = "ht
         "docsbot",
         title="docsbot documentation index",
         instructions=(
+            "Find a library's indexed name with resolve_library and read its docs on a topic with get_docs. "
             "Search indexed documentation with search_docs, read a whole page or one section with get_page "
             "(pass a result's url or deep_link), see what is indexed with list_libraries, what changed with "
             "get_changes, and how two versions' APIs differ with diff_versions."
@@ -166,6 +169,36 @@ def build_server(index: DocsIndex, token: str | None = None, base_url: str = "ht
         """Every indexed library and version: root URL, page and chunk counts, embedding model, when its pages
         last changed, whether a refresh is running, and its last run (state, counts, when it started and ended)."""
         return await _call(index.libraries, 1)
+
+    @_tool(server, _READ_ONLY)
+    async def resolve_library(
+        name: Annotated[
+            str, Field(min_length=1, max_length=MAX_NAME_CHARS, description="a library's name as you know it")
+        ],
+    ) -> LibraryMatches:
+        """The indexed libraries a name may mean (case, separators, prefixes like python- or suffixes like .js,
+        close spellings), best first, each with its versions (newest first), page counts and when it was last
+        refreshed and last changed. Use the library it gives with get_docs and search_docs. An empty list: not
+        indexed."""
+        return await _call(index.resolve_library, name)
+
+    @_tool(server, _READ_ONLY)
+    async def get_docs(
+        library: Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS, description="see resolve_library")],
+        version: Annotated[
+            Name, Field(description="exact, or loose: 'latest', '3', '3.x'; default: the newest indexed")
+        ] = None,
+        topic: Annotated[
+            str | None,
+            Field(max_length=MAX_QUERY_CHARS, description="what you need, in words or identifiers; none: overview"),
+        ] = None,
+        max_tokens: Annotated[int, Field(ge=100, le=100_000, description="the answer's budget in tokens")] = 5000,
+    ) -> DocsResult:
+        """Documentation of one library version, ready to read: for a topic, the best sections or definitions
+        (one per page, as search_docs ranks them), each whole or cut between blocks; without one, its overview
+        pages. Code examples are never cut. The sections' tokens (the embedding model's tokenizer) never add up to
+        more than max_tokens; each has its deep link for get_page."""
+        return await _call(index.docs, library, version, topic, max_tokens)
 
     @_tool(server, _READ_ONLY)
     async def get_page(

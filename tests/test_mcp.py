@@ -30,7 +30,9 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
 ROOT = Path(__file__).resolve().parent.parent
-READ_TOOLS = {"search_docs", "list_libraries", "get_page", "get_changes", "diff_versions"}
+READ_TOOLS = {
+    "search_docs", "list_libraries", "get_page", "get_changes", "diff_versions", "resolve_library", "get_docs"
+}  # fmt: skip
 REAL_EMBEDDER = "docsbot.embedding.FastEmbedEmbedder"
 
 
@@ -460,6 +462,8 @@ def test_refresh_tools_listed_only_when_allowed_and_json_schema_is_stable(databa
     assert anyio.run(main) == {
         "search_docs": ["kind", "library", "limit", "query", "version"],
         "list_libraries": [],
+        "resolve_library": ["name"],
+        "get_docs": ["library", "max_tokens", "topic", "version"],
         "get_page": ["section", "url"],
         "get_changes": ["diffs", "library", "since", "version"],
         "diff_versions": ["library", "new_version", "old_version"],
@@ -506,3 +510,40 @@ def test_refresh_is_scheduled_on_scrapyd_when_scrapyd_url_is_set(scrapyd, crawl,
     assert run["counts"]["unchanged"] == 5 and run["counts"]["modified"] == 0
     assert {h.status for h in docsite.site.hits if h.path.endswith(".html")} == {304}
     assert db.execute("SELECT mode FROM crawl_runs WHERE id = %s", (run["crawl_run_id"],)).fetchone() == ("refresh",)
+
+
+def test_resolve_library_and_get_docs_answer_what_an_agent_asks(crawl, docsite, db, database_url, tmp_path):
+    """An agent's way in: the indexed name for the one it knows, then the docs of a topic within a token budget
+    (the best section first, whole, with its deep link), or the version's overview; a budget too small for a
+    section gets none of it rather than more than asked."""
+    index(crawl, docsite)
+    env = docsbot_env(database_url, tmp_path)
+
+    async def main() -> None:
+        async with stdio_session(env, tmp_path / "stdio.log") as session:
+            found = answer(await session.call_tool("resolve_library", {"name": "Test_Docs"}))
+            (candidate,) = found["candidates"]
+            assert (candidate["library"], candidate["score"]) == ("testdocs", 1.0)
+            assert [(v["version"], v["pages"]) for v in candidate["versions"]] == [("1.0", 5)]
+            assert answer(await session.call_tool("resolve_library", {"name": "numpy"}))["candidates"] == []
+
+            docs = answer(await session.call_tool("get_docs", {"library": "testdocs", "topic": "coroutine task object",
+                                                               "max_tokens": 300}))  # fmt: skip
+            assert (docs["version"], docs["max_tokens"]) == ("1.0", 300)
+            first = docs["sections"][0]
+            assert first["title"] == "API reference" and "Schedule a coroutine" in first["content"]
+            assert first["deep_link"].startswith(f"{docsite.url}/docs/api.html")
+            assert docs["tokens"] == sum(s["tokens"] for s in docs["sections"]) <= 300
+            assert len({s["deep_link"] for s in docs["sections"]}) == len(docs["sections"])
+
+            overview = answer(await session.call_tool("get_docs", {"library": "testdocs", "version": "latest"}))
+            assert overview["topic"] is None and overview["sections"][0]["url"] == f"{docsite.url}/docs/index.html"
+            assert "Test Docs explain the library" in overview["sections"][0]["content"]
+
+            tight = answer(await session.call_tool("get_docs", {"library": "testdocs", "topic": "install with pip",
+                                                                "max_tokens": 100}))  # fmt: skip
+            assert tight["tokens"] <= 100
+            assert "not indexed" in error(await session.call_tool("get_docs", {"library": "nope"}))
+            assert "max_tokens" in error(await session.call_tool("get_docs", {"library": "testdocs", "max_tokens": 10}))
+
+    anyio.run(main)

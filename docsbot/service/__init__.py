@@ -22,6 +22,8 @@ _EXPORTS = {
     "docsbot.service.models": (
         "CancelResult",
         "ChangesResult",
+        "DocsResult",
+        "LibraryMatches",
         "LibraryVersion",
         "ListLibrariesResult",
         "PageChangeInfo",
@@ -46,6 +48,8 @@ if TYPE_CHECKING:
     from docsbot.service.models import (
         CancelResult,
         ChangesResult,
+        DocsResult,
+        LibraryMatches,
         LibraryVersion,
         ListLibrariesResult,
         PageChangeInfo,
@@ -81,7 +85,9 @@ __all__ = [
     "parse_since",
     "BadQuery",
     "DocsIndex",
+    "DocsResult",
     "Forbidden",
+    "LibraryMatches",
     "Invalid",
     "LibraryVersion",
     "ListLibrariesResult",

@@ -24,7 +24,12 @@ from docsbot.network import BlockedAddress, NetworkPolicy, check_url
 from docsbot.service.errors import Forbidden, Invalid, NotFound
 from docsbot.service.models import (
     CancelResult,
+    CandidateVersion,
     ChangesResult,
+    DocsResult,
+    DocsSection,
+    LibraryCandidate,
+    LibraryMatches,
     LibraryVersion,
     ListLibrariesResult,
     PageChangeInfo,
@@ -211,6 +216,91 @@ class DocsIndex:
                 for r in results
             ],
         )
+
+    def resolve_library(self, name: str, limit: int = 5) -> LibraryMatches:
+        """The indexed libraries ``name`` may mean (:func:`docsbot.service.docs.name_matches`: case, separators,
+        affixes like ``python-`` or ``.js``, then close spellings), best first, each with its versions (newest
+        first), page counts and when each was last refreshed and changed."""
+        from docsbot.service.docs import name_matches
+        from docsbot.service.search import version_key
+
+        check_text(name=name)
+        if not name.strip():
+            raise Invalid("name: the library's name, e.g. 'requests'")
+        rows = self.libraries(1).libraries
+        matches = name_matches(name, sorted({r.library for r in rows}), limit)
+        candidates = []
+        for library, score in matches:
+            versions = sorted((r for r in rows if r.library == library), key=lambda r: version_key(r.version),
+                              reverse=True)  # fmt: skip
+            candidates.append(
+                LibraryCandidate(
+                    library=library,
+                    score=score,
+                    versions=[
+                        CandidateVersion(
+                            version=v.version,
+                            pages=v.pages,
+                            last_refreshed=v.last_refreshed,
+                            last_changed=v.last_changed,
+                        )  # fmt: skip
+                        for v in versions
+                    ],
+                )
+            )
+        return LibraryMatches(name=name, candidates=candidates)
+
+    def docs(self, library: str, version: str | None = None, topic: str | None = None,
+             max_tokens: int = 5000) -> DocsResult:  # fmt: skip
+        """The best sections of ``library`` for ``topic`` (one per page, as search ranks the pages: the section or
+        definition a result links, else its matching chunks), or without a topic the version's overview pages
+        (the root and the pages near it), each whole or cut between blocks (a code example is never cut), until
+        ``max_tokens`` tokens of the embedding model's tokenizer: their sum never exceeds it. ``version``: exact
+        or loose (``latest``, ``3.x``); default the newest. Raises :class:`Invalid` for a budget outside
+        100-100,000, :class:`~docsbot.service.search.UnknownLibrary` for a library or version not indexed."""
+        from docsbot.service.docs import Piece, TokenCounter, pack
+
+        check_text(library=library, version=version, topic=topic)
+        if not 100 <= max_tokens <= 100_000:
+            raise Invalid(f"max_tokens: between 100 and 100000, got {max_tokens}")
+        topic = (topic or "").strip() or None
+        target = self.searcher.versions(library, version if version is not None else "latest")[0]
+        embedder = self.searcher.embedder
+        count = TokenCounter(embedder.tokenizer() if embedder is not None else None)
+        pieces: list[Piece] = []
+        if topic is not None:
+            hits = self.searcher.search(topic, target.library, target.name, 15)
+            for hit in hits:
+                anchor = hit.deep_link.partition("#")[2] if hit.deep_link else ""
+                section = ""
+                path = tuple(hit.heading_path)
+                if anchor:
+                    try:
+                        found = self.page(hit.deep_link)
+                    except NotFound:
+                        found = None
+                    if found is not None:
+                        section, path = found.markdown, tuple(found.heading_path) or path
+                pieces.append(Piece(hit.title, hit.url, hit.deep_link or hit.url, path, section or hit.content,
+                                    hit.content if section else ""))  # fmt: skip
+        else:
+            with self.connection() as conn:
+                pages = store.overview_pages(conn, target.id, 20)
+            pieces = [Piece(title, url, url, (), markdown) for url, title, markdown in pages]
+        packed = pack(pieces, max_tokens, count)
+        sections = [
+            DocsSection(
+                title=p.title,
+                heading_path=list(p.heading_path),
+                url=p.url,
+                deep_link=p.deep_link,
+                tokens=tokens,
+                content=text,
+            )  # fmt: skip
+            for p, text, tokens in packed
+        ]
+        return DocsResult(library=target.library, version=target.name, topic=topic, max_tokens=max_tokens,
+                          tokens=sum(s.tokens for s in sections), sections=sections)  # fmt: skip
 
     def version_names(self) -> list[dict[str, str]]:
         """Every indexed version's ``library`` and ``version``, by name: one cheap query (a form's choices),

@@ -8,6 +8,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 __all__ = [
+    "DocsResult",
+    "DocsSection",
+    "LibraryCandidate",
+    "LibraryMatches",
     "LibraryVersion",
     "ListLibrariesResult",
     "PageResult",
@@ -115,6 +119,42 @@ class LibraryVersion(BaseModel):
 
 class ListLibrariesResult(BaseModel):
     libraries: list[LibraryVersion]
+
+
+class CandidateVersion(BaseModel):
+    version: str = Field(description="'' for a library indexed without a version")
+    pages: int
+    last_refreshed: str | None = Field(None, description="when its last refresh (or its index) ended")
+    last_changed: str | None = Field(None, description="when the text of a page of it last changed")
+
+
+class LibraryCandidate(BaseModel):
+    library: str = Field(description="the indexed name: pass it as library= to search_docs and get_docs")
+    score: float = Field(description="1: the same name up to case and separators; lower: a looser match")
+    versions: list[CandidateVersion] = Field(description="its indexed versions, newest first")
+
+
+class LibraryMatches(BaseModel):
+    name: str
+    candidates: list[LibraryCandidate] = Field(description="best first; empty when nothing indexed is close")
+
+
+class DocsSection(BaseModel):
+    title: str = Field(description="the page's title")
+    heading_path: list[str] = Field(description="the section's headings, outermost first")
+    url: str = Field(description="the page URL (pass it to get_page)")
+    deep_link: str = Field(description="URL of the section or definition (url#anchor), or the page URL")
+    tokens: int = Field(description="its tokens, counted with the embedding model's tokenizer")
+    content: str = Field(description="its Markdown; code examples are never cut")
+
+
+class DocsResult(BaseModel):
+    library: str
+    version: str = Field(description="the version the docs come from (the newest, when none was asked for)")
+    topic: str | None = Field(None, description="what was asked; none: the version's overview pages")
+    max_tokens: int
+    tokens: int = Field(description="the sections' tokens together: never more than max_tokens")
+    sections: list[DocsSection]
 
 
 class PageSection(BaseModel):

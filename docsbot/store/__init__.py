@@ -18,7 +18,14 @@ parameterized; identifiers that cannot be parameters (the vector dimension in a 
 
 from __future__ import annotations
 
-from docsbot.store.changes import change_counts, list_changes, page_freshness, symbol_diff, version_pages
+from docsbot.store.changes import (
+    change_counts,
+    list_changes,
+    overview_pages,
+    page_freshness,
+    symbol_diff,
+    version_pages,
+)
 from docsbot.store.connection import (
     DatabaseError,
     RetryPolicy,
@@ -110,5 +117,6 @@ __all__ = [
     "version_label",
     "version_overview",
     "version_pages",
+    "overview_pages",
     "waiting_chunks",
 ]

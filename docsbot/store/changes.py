@@ -116,3 +116,16 @@ def version_pages(conn: psycopg.Connection, version_id: int) -> Iterator[tuple[s
             (version_id,),
         )
         yield from cur
+
+
+def overview_pages(conn: psycopg.Connection, version_id: int, limit: int = 20) -> list[tuple[str, str, str]]:
+    """``(url, title, markdown)`` of the version's first ``limit`` documentation pages by depth then URL (the root
+    and the pages it links: its overview), release notes and index pages left out (``pages.kind``)."""
+    return conn.execute(
+        """
+        SELECT p.url, p.title, COALESCE(p.markdown, (SELECT string_agg(d.content, E'\\n\\n' ORDER BY d.sort_order)
+                                               FROM documents d WHERE d.page_id = p.id AND d.kind = 0), '')
+        FROM pages p WHERE p.version_id = %s AND p.kind = 'docs' ORDER BY p.depth, p.url LIMIT %s
+        """,
+        (version_id, limit),
+    ).fetchall()
