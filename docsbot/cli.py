@@ -319,20 +319,24 @@ def cmd_export(args: argparse.Namespace) -> int:
             label = version_label(target.library, target.name)
             count = 0
             if args.format == "pages":
+                from docsbot.service.docs import without_title
+
                 out = Path(args.output or _file_name(f"{target.library}-{target.name or 'docs'}"))
                 used: set[str] = set()
                 for url, title, markdown in pages:
                     path = out / _unique(_page_path(url, target.root_url), used)
                     path.parent.mkdir(parents=True, exist_ok=True)
-                    path.write_text(f"# {title}\n\nSource: {url}\n\n{_without_title(markdown, title)}\n")
+                    path.write_text(f"# {title}\n\nSource: {url}\n\n{without_title(markdown, title)}\n")
                     count += 1
             else:
                 out = Path(args.output or _file_name(f"{target.library}-{target.name or 'docs'}-llms-full.txt"))
+                from docsbot.service.docs import llms_full
+
                 with out.open("w", encoding="utf-8") as f:
-                    f.write(f"# {label}\n\n> Documentation of {label}, from {target.root_url}\n\n")
-                    for url, title, markdown in pages:
-                        f.write(f"# {title}\n\nSource: {url}\n\n{_without_title(markdown, title)}\n\n")
+                    for piece in llms_full(label, target.root_url, pages):
+                        f.write(piece)
                         count += 1
+                count -= 1  # the header
     except NotFound as exc:
         print(f"docsbot: {exc}", file=sys.stderr)
         return 1
@@ -360,12 +364,6 @@ def _file_name(name: str) -> str:
 
     name = re.sub(r"\.{2,}", ".", re.sub(r"[^\w@+.-]+", "_", name, flags=re.ASCII))
     return name.lstrip("._") or "docs"
-
-
-def _without_title(markdown: str, title: str) -> str:
-    """The page's Markdown without its first line when that line is its title (exports put the title first)."""
-    first, _, rest = markdown.partition("\n")
-    return rest.lstrip("\n") if first.lstrip("# ").strip() == title.strip() else markdown
 
 
 def _page_path(url: str, root_url: str) -> str:

@@ -62,6 +62,7 @@ from starlette.routing import Mount, Route
 
 from docsbot import store
 from docsbot.service import MAX_QUERY_CHARS, ServiceError
+from docsbot.urls import without_credentials
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -704,6 +705,62 @@ class ServerTiming:
         await self.app(scope, receive, timed)
 
 
+class LlmsTxt:
+    """llms.txt for every indexed version (https://llmstxt.org/): ``/llms.txt`` lists the versions, each with its
+    ``/docs/LIBRARY@VERSION/llms.txt`` (its pages' titles and URLs) and ``/docs/LIBRARY@VERSION/llms-full.txt``
+    (every page's Markdown, streamed from the database), read from the index at each request: current after every
+    refresh. An unversioned library is ``/docs/LIBRARY/``."""
+
+    def __init__(self, index: DocsIndex) -> None:
+        self.index = index
+
+    @staticmethod
+    def _label(request: Request) -> tuple[str, str | None]:
+        library, sep, version = request.path_params["label"].partition("@")
+        return library, (version if sep else None)
+
+    async def root(self, request: Request) -> Response:
+        try:
+            versions = await Pages.call(self.index.searcher.versions)
+        except _FAILURES as e:
+            return PlainResponse(getattr(e, "status", 503), str(e))
+        lines = ["# docsbot", "", "> The documentation this docsbot server keeps indexed and fresh.", "", "## Docs", ""]
+        for v in versions:
+            label = store.version_label(v.library, v.name)
+            quoted = urllib.parse.quote(label, safe="@")
+            lines.append(f"- [{label}](/docs/{quoted}/llms.txt): from {without_credentials(v.root_url)}")
+        return PlainResponse(200, "\n".join(lines))
+
+    async def version(self, request: Request) -> Response:
+        from docsbot.service.docs import llms_txt
+
+        library, version = self._label(request)
+        try:
+            target, pages = await Pages.call(self.index.page_list, library, version)
+        except _FAILURES as e:
+            return PlainResponse(getattr(e, "status", 503), str(e))
+        label = store.version_label(target.library, target.name)
+        full = f"/docs/{urllib.parse.quote(label, safe='@')}/llms-full.txt"
+        text = llms_txt(label, without_credentials(target.root_url), pages, full)
+        return Response(text, media_type="text/plain; charset=utf-8")
+
+    async def full(self, request: Request) -> Response:
+        from starlette.responses import StreamingResponse
+
+        from docsbot.service.docs import llms_full
+
+        library, version = self._label(request)
+        try:
+            target, pages = await Pages.call(self.index.export_pages, library, version)
+        except _FAILURES as e:
+            return PlainResponse(getattr(e, "status", 503), str(e))
+        label = store.version_label(target.library, target.name)
+        # a sync iterator: Starlette reads it on worker threads, a server-side cursor behind it
+        return StreamingResponse(
+            llms_full(label, without_credentials(target.root_url), pages), media_type="text/plain; charset=utf-8"
+        )
+
+
 class PlainResponse(Response):
     def __init__(self, status: int, text: str) -> None:
         super().__init__(text + "\n", status_code=status, media_type="text/plain")
@@ -719,6 +776,7 @@ def build_app(index: DocsIndex, mcp: MCPServer | None, token: str | None, host: 
     max_age = int(float(settings.get("DOCSBOT_WEB_SESSION_HOURS", 12) or 12) * 3600)
     sessions = Sessions(token, max_age)
     pages = Pages(index, token=token, csrf=secrets.token_urlsafe(24), sessions=sessions)
+    llms = LlmsTxt(index)
     routes: list[Route | Mount] = [
         Route("/", pages.search),
         Route("/search.json", pages.search),
@@ -734,6 +792,9 @@ def build_app(index: DocsIndex, mcp: MCPServer | None, token: str | None, host: 
         Route("/changes.atom", pages.changes),
         Route("/page.json", pages.page),
         Route("/static/{name:str}", _static),
+        Route("/llms.txt", llms.root),
+        Route("/docs/{label:str}/llms.txt", llms.version),
+        Route("/docs/{label:str}/llms-full.txt", llms.full),
     ]
     if token:
         routes += [Route("/login", pages.login, methods=["GET", "POST"]), Route("/logout", pages.logout)]

@@ -385,3 +385,24 @@ def test_a_deep_link_to_a_definition_answers_the_definition_inside_its_section(c
     assert [(s["heading"], s["anchor"]) for s in whole["sections"]] == [("Tasks", "tasks"), ("Streams", "streams")]
     html = get(f"{base}/page", params={"url": api}).text
     assert '<h2 id="tasks">' in html and '<h2 id="streams">' in html
+
+
+def test_llms_txt_for_every_indexed_version_current_after_a_refresh(indexed, serve, crawl):
+    """/llms.txt lists the indexed versions; each has an llms.txt (llmstxt.org: H1, summary, link lists) and an
+    llms-full.txt with every page's Markdown, read from the index at each request."""
+    base = serve().url
+    root = get(f"{base}/llms.txt")
+    assert root.status_code == 200 and root.headers["content-type"].startswith("text/plain")
+    assert "- [testdocs@1.0](/docs/testdocs@1.0/llms.txt)" in root.text
+    listing = get(f"{base}/docs/testdocs@1.0/llms.txt").text
+    assert listing.startswith("# testdocs@1.0\n\n> Documentation of testdocs@1.0 from ")
+    assert f"- [API reference]({indexed.url}/docs/api.html)" in listing and "\n## Docs\n" in listing
+    assert "/docs/testdocs@1.0/llms-full.txt" in listing
+    full = get(f"{base}/docs/testdocs@1.0/llms-full.txt").text
+    assert f"# Guide\n\nSource: {indexed.url}/docs/guide.html\n\n" in full and "Install the library with pip." in full
+    assert get(f"{base}/docs/nope@1.0/llms.txt").status_code == 404
+    indexed.site.put("/docs/guide.html", html_page("Guide", "<h2>Install</h2><p>Install it with uv now.</p>"))
+    assert crawl(library="testdocs", version="1.0", mode="refresh").returncode == 0
+    full = get(f"{base}/docs/testdocs@1.0/llms-full.txt").text
+    assert "Install it with uv now." in full and "Install the library with pip." not in full
+    assert get(f"{base}/docs/testdocs@latest/llms.txt").text.startswith("# testdocs@1.0")

@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING
 from docsbot.chunking import closes_fence, fence_opening
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable, Iterator
 
     from tokenizers import Tokenizer
 
-__all__ = ["Piece", "TokenCounter", "fit", "name_matches", "pack"]
+__all__ = ["Piece", "TokenCounter", "fit", "llms_full", "llms_txt", "name_matches", "pack", "without_title"]
 
 CHARS_PER_TOKEN = 4
 
@@ -170,3 +170,38 @@ def name_matches(query: str, names: list[str], limit: int = 5) -> list[tuple[str
         if score >= 0.6:
             scored[name] = round(score, 3)
     return sorted(scored.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
+
+
+# llms.txt (https://llmstxt.org/): an H1 with the project's name, a blockquote summary, then H2 sections of
+# "- [name](url)" lists; a section named "Optional" holds what a reader may skip. llms-full.txt: the pages' text.
+def _link_text(text: str) -> str:
+    return " ".join(text.replace("[", "(").replace("]", ")").split()) or "untitled"
+
+
+def llms_txt(label: str, root_url: str, pages: list[tuple[str, str, str]], full_url: str | None = None) -> str:
+    """The llms.txt of an indexed version: its documentation pages under "Docs", release notes and index pages
+    under "Optional"; ``pages``: ``(url, title, kind)`` by depth then URL; ``full_url``: where its llms-full.txt
+    is."""
+    docs = [f"- [{_link_text(title)}]({url})" for url, title, kind in pages if kind == "docs"]
+    optional = [f"- [{_link_text(title)}]({url}): {kind}" for url, title, kind in pages if kind != "docs"]
+    out = [f"# {label}", "", f"> Documentation of {label} from {root_url}, as indexed by docsbot: {len(pages)} pages."]
+    if full_url:
+        out += ["", f"Every page's text in one file: {full_url}"]
+    out += ["", "## Docs", "", *docs]
+    if optional:
+        out += ["", "## Optional", "", *optional]
+    return "\n".join(out) + "\n"
+
+
+def without_title(markdown: str, title: str) -> str:
+    """The page's Markdown without its first line when that line is its title (exports put the title first)."""
+    first, _, rest = markdown.partition("\n")
+    return rest.lstrip("\n") if first.lstrip("# ").strip() == title.strip() else markdown
+
+
+def llms_full(label: str, root_url: str, pages: Iterable[tuple[str, str, str]]) -> Iterator[str]:
+    """llms-full.txt of an indexed version, piece by piece: a header, then each page under its title with its
+    source URL; ``pages``: ``(url, title, markdown)``, read as the pieces are consumed."""
+    yield f"# {label}\n\n> Documentation of {label}, from {root_url}\n\n"
+    for url, title, markdown in pages:
+        yield f"# {title}\n\nSource: {url}\n\n{without_title(markdown, title)}\n\n"

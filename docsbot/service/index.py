@@ -569,6 +569,15 @@ class DocsIndex:
 
         return target, pages()
 
+    def page_list(
+        self, library: str, version: str | None = None
+    ) -> tuple[store.VersionRow, list[tuple[str, str, str]]]:
+        """The version (``version`` only needed when the library has several; loose names resolve) and its pages'
+        ``(url, title, kind)`` by depth then URL: an llms.txt's list."""
+        target = self._one_version(library, version)
+        with self.connection() as conn:
+            return target, store.page_list(conn, target.id)
+
     # --- writes ---
 
     def _require_writes(self, what: str) -> None:

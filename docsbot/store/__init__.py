@@ -23,6 +23,7 @@ from docsbot.store.changes import (
     list_changes,
     overview_pages,
     page_freshness,
+    page_list,
     symbol_diff,
     version_pages,
 )
@@ -118,5 +119,6 @@ __all__ = [
     "version_overview",
     "version_pages",
     "overview_pages",
+    "page_list",
     "waiting_chunks",
 ]

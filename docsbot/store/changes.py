@@ -129,3 +129,11 @@ def overview_pages(conn: psycopg.Connection, version_id: int, limit: int = 20) -
         """,
         (version_id, limit),
     ).fetchall()
+
+
+def page_list(conn: psycopg.Connection, version_id: int) -> list[tuple[str, str, str]]:
+    """``(url, title, kind)`` of every page of the version, by depth then URL (``pages.kind``: docs, changelog,
+    index)."""
+    return conn.execute(
+        "SELECT url, title, kind FROM pages WHERE version_id = %s ORDER BY depth, url", (version_id,)
+    ).fetchall()
