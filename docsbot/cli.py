@@ -215,6 +215,64 @@ def _library_version(text: str) -> tuple[str, str | None]:
     return library, (version if sep else None)
 
 
+def cmd_add(args: argparse.Namespace) -> int:
+    """Find a package's documentation root from its registry and add it to the libraries file."""
+    import httpx
+
+    from docsbot.libraries import DEFAULT_FILE, LibrariesFileError, load
+    from docsbot.registry import RegistryError, resolve, toml_entry
+
+    name, spec = _package_spec(args.package, args.ecosystem)
+    path = Path(args.file or DEFAULT_FILE)
+    try:
+        with httpx.Client(timeout=20, follow_redirects=True, headers={"User-Agent": "docsbot"}) as client:
+            found = resolve(name, spec, args.ecosystem, client=client)
+    except RegistryError as exc:
+        print(f"docsbot add: {exc}", file=sys.stderr)
+        return 1
+    entry = toml_entry(found, args.refresh)
+    if args.dry_run:
+        print(entry, end="")
+        return 0
+    before = path.read_text(encoding="utf-8") if path.exists() else None
+    try:
+        if before is not None:
+            labels = {e.label for e in load(path)}
+            label = f"{found.name}@{found.version}" if found.version else found.name
+            if label in labels:
+                print(f"docsbot add: {path} declares {label} already; nothing written", file=sys.stderr)
+                return 1
+        text = (before.rstrip("\n") + "\n\n" if before else "") + entry
+        path.write_text(text, encoding="utf-8")
+        load(path)  # what was written reads back as a valid entry
+    except LibrariesFileError as exc:
+        if before is not None:
+            path.write_text(before, encoding="utf-8")
+        elif path.exists():
+            path.unlink()
+        print(f"docsbot add: {exc}; {path} left as it was", file=sys.stderr)
+        return 2
+    print(entry, end="")
+    print(f"added {found.name}@{found.version} to {path}; `docsbot sync {path}` indexes it")
+    return 0
+
+
+def _package_spec(text: str, ecosystem: str) -> tuple[str, str | None]:
+    """``NAME``, ``NAME==1.2``, ``NAME>=1,<2`` (PEP 508, with packaging) or npm's ``NAME@^1.2``/``@scope/pkg@1``."""
+    if ecosystem == "npm":
+        at = text.rfind("@")
+        return (text[:at], text[at + 1 :] or None) if at > 0 else (text, None)
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        req = Requirement(text)
+    except InvalidRequirement as exc:
+        raise SystemExit(f"docsbot add: {text!r} is not a package and version ({exc})") from None
+    spec = str(req.specifier) or None
+    pinned = [s.version for s in req.specifier if s.operator in ("==", "===")]
+    return req.name, (pinned[0] if len(pinned) == 1 and "*" not in pinned[0] else spec)
+
+
 def cmd_docs(args: argparse.Namespace) -> int:
     """A library version's docs on a topic (or its overview) within a token budget, as Markdown or JSON: what the
     MCP tool get_docs answers."""
@@ -691,6 +749,13 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("new", metavar="NEW_VERSION")
     diff.add_argument("--json", action="store_true")
     diff.set_defaults(func=cmd_diff)
+    add = sub.add_parser("add", help="add a package's documentation to the libraries file, found in its registry")
+    add.add_argument("package", metavar="NAME[==VERSION]", help="requests, requests==2.31.0, 'flask>=2,<3', express@^4")
+    add.add_argument("--ecosystem", choices=["pypi", "npm"], default="pypi", help="its registry (default pypi)")
+    add.add_argument("--file", help="the libraries file (default ./libraries.toml; created when missing)")
+    add.add_argument("--refresh", help="how often it is due (12h, 7d); default the file's [defaults]")
+    add.add_argument("--dry-run", action="store_true", help="print the entry, write nothing")
+    add.set_defaults(func=cmd_add)
     docs = sub.add_parser("docs", help="a library's docs on a topic (or its overview) within a token budget")
     docs.add_argument("library", metavar="LIBRARY[@VERSION]", help="an indexed library; VERSION may be loose (3.x)")
     docs.add_argument("topic", nargs="*", help="what you need, in words or identifiers; none: the overview pages")

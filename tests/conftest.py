@@ -201,12 +201,12 @@ TIERS = ("unit", "e2e", "browser", "corpus", "model")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Marks every test with its tier: ``model`` (marked so), ``browser`` (Chromium), ``corpus``, ``e2e`` (a real
-    PostgreSQL, HTTP server or docsbot process), else ``unit``."""
+    """Marks every test with its tier, unless it is marked with one: ``browser`` (Chromium), ``corpus``, ``e2e`` (a
+    real PostgreSQL, HTTP server or docsbot process), else ``unit``."""
     for item in items:
         module = item.module.__name__.rsplit(".", 1)[-1] if getattr(item, "module", None) else ""
         fixtures = set(getattr(item, "fixturenames", ()))
-        if item.get_closest_marker("model"):
+        if any(item.get_closest_marker(tier) for tier in TIERS):  # marked by the test itself
             continue
         if "browser" in fixtures:
             tier = "browser"

@@ -1,0 +1,241 @@
+"""From a package to the root of its documentation, at the version a project pins: the package registries' own
+metadata (PyPI's JSON API, npm's registry), then the versioned layouts documentation hosts use.
+
+- **PyPI** (``GET {DOCSBOT_PYPI_URL}/NAME/json``, https://docs.pypi.org/api/json/): ``info.project_urls`` under a
+  documentation label (Documentation, Docs, …; labels compared as PyPI normalizes them: lower case, no
+  punctuation), then ``info.docs_url``, then the home page (``Homepage``, ``info.home_page``).
+- **npm** (``GET {DOCSBOT_NPM_URL}/NAME``): ``homepage``, then the repository (``git+https://…/x.git`` as its web
+  page).
+- **Versioned layouts**: Read the Docs (``HOST/LANG/VERSION/``: ``/en/2.31.0/``, ``/en/v2.31.0/``, ``/en/2.31/``,
+  then ``stable`` and ``latest``) and trees named by a version (``/3.11/``, ``/v5/``): the pinned version's tree is
+  taken when the host answers for it, else the latest with a note saying so.
+
+A version is pinned (``==2.31.0``, npm's ``2.31.0``) or a range (``>=2,<3``, resolved to the newest release of the
+registry's list inside it, with :mod:`packaging`). Raises :class:`RegistryError` naming the package and what was
+tried.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from docsbot.errors import DocsbotError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    import httpx
+
+__all__ = ["ECOSYSTEMS", "RegistryError", "Resolution", "npm_candidates", "pypi_candidates", "resolve", "toml_entry"]
+
+ECOSYSTEMS = ("pypi", "npm")
+PYPI_URL = "https://pypi.org/pypi"
+NPM_URL = "https://registry.npmjs.org"
+_DOC_LABELS = ("documentation", "docs", "doc", "documentationurl", "apireference", "reference", "manual")
+_HOME_LABELS = ("homepage", "home", "website")
+# Read the Docs' layout, on its own domains or a project's (flask.palletsprojects.com/en/2.3.x/): ORIGIN/LANG/VERSION/
+_RTD = re.compile(
+    r"^(?P<origin>https?://[^/]+?\.(?:readthedocs\.io|readthedocs\.org|rtfd\.io))(?:/|$)"
+    r"|^(?P<other>https?://[^/]+)(?:/?$|/(?P<lang>[a-z]{2}(?:[-_][a-z]+)?)/(?:latest|stable|[\w.]+)/?)"
+)
+_VERSION_SEGMENT = re.compile(r"/(v?)(\d+(?:\.\d+){0,2}|latest|stable|current)/")
+
+
+class RegistryError(DocsbotError):
+    """A package whose documentation root cannot be found: not in the registry, the registry unreachable, or no
+    URL in its metadata. The message names the package and what was tried."""
+
+
+@dataclass
+class Resolution:
+    """A package's documentation root: ``url`` (the tree of ``version`` when the host has one, else the latest),
+    ``version`` (the label of that tree for the libraries file: the pinned version, or ``"latest"``), and
+    ``notes``: why, line by line."""
+
+    name: str
+    ecosystem: str
+    version: str
+    url: str
+    package_version: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def _label(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+def pypi_candidates(meta: dict[str, Any]) -> list[tuple[str, str]]:
+    """``(where, url)`` of a PyPI JSON answer, best first: documentation labels, ``docs_url``, home pages."""
+    info = meta.get("info") or {}
+    urls = {_label(k): v for k, v in (info.get("project_urls") or {}).items() if isinstance(v, str) and v}
+    out: list[tuple[str, str]] = []
+    for label in _DOC_LABELS:
+        if label in urls:
+            out.append((f"project_urls {label}", urls[label]))
+    if info.get("docs_url"):
+        out.append(("docs_url", info["docs_url"]))
+    for label in _HOME_LABELS:
+        if label in urls:
+            out.append((f"project_urls {label}", urls[label]))
+    if info.get("home_page"):
+        out.append(("home_page", info["home_page"]))
+    seen: set[str] = set()
+    return [(w, u) for w, u in out if u.startswith(("http://", "https://")) and not (u in seen or seen.add(u))]
+
+
+def npm_candidates(meta: dict[str, Any]) -> list[tuple[str, str]]:
+    """``(where, url)`` of an npm registry answer, best first: ``homepage``, then the repository's web page."""
+    out: list[tuple[str, str]] = []
+    if isinstance(meta.get("homepage"), str) and meta["homepage"].startswith(("http://", "https://")):
+        out.append(("homepage", meta["homepage"]))
+    repo = meta.get("repository")
+    url = repo.get("url") if isinstance(repo, dict) else repo if isinstance(repo, str) else None
+    if url:
+        url = re.sub(r"^git\+", "", url)
+        url = re.sub(r"^git://", "https://", url)
+        url = re.sub(r"^git@([^:]+):", r"https://\1/", url)
+        url = re.sub(r"\.git$", "", url)
+        if url.startswith(("http://", "https://")):
+            out.append(("repository", url + "#readme"))
+    return out
+
+
+def _newest(versions: list[str], spec: str | None) -> str | None:
+    """The newest of ``versions`` inside ``spec`` (a PEP 440 specifier, or npm's ``^``/``~``/exact), pre-releases
+    only when nothing else matches."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from packaging.version import InvalidVersion, Version
+
+    parsed = []
+    for v in versions:
+        try:
+            parsed.append((Version(v), v))
+        except InvalidVersion:
+            continue
+    if not spec:
+        final = [p for p in parsed if not p[0].is_prerelease]
+        return max(final or parsed, default=(None, None))[1]
+    spec = spec.strip()
+    npm = re.fullmatch(r"([~^])?(\d+)(?:\.(\d+))?(?:\.(\d+))?", spec)
+    if npm and npm.group(1):
+        major, minor = int(npm.group(2)), int(npm.group(3) or 0)
+        upper = f"{major + 1}" if npm.group(1) == "^" and major > 0 else f"{major}.{minor + 1}"
+        spec = f">={spec[1:]},<{upper}"
+    elif npm:
+        spec = f"=={spec}"
+    try:
+        wanted = SpecifierSet(spec)
+    except InvalidSpecifier:
+        raise RegistryError(f"{spec!r} is not a version or a version range") from None
+    inside = [p for p in parsed if p[0] in wanted]
+    return max(inside, default=(None, None))[1]
+
+
+def _versioned_urls(url: str, version: str) -> list[str]:
+    """Where the tree of ``version`` would be on the host of ``url``: Read the Docs' language/version paths, or
+    the version segment of the URL replaced; most specific first."""
+    parts = version.split(".")
+    names = [version, f"v{version}"]
+    if len(parts) > 2:
+        minor = ".".join(parts[:2])
+        names += [minor, f"v{minor}", f"{minor}.x"]
+    seg = _VERSION_SEGMENT.search(url)
+    if seg and not _RTD.match(url):
+        return [url[: seg.start()] + f"/{name}/" + url[seg.end() :] for name in names]
+    m = _RTD.match(url)
+    if m:
+        origin = m.group("origin") or m.group("other")
+        lang = m.group("lang") or "en"
+        return [f"{origin}/{lang}/{name}/" for name in names]
+    if re.search(r"/docs?/?$", url):  # numpy.org/doc/ → numpy.org/doc/2.1/
+        return [f"{url.rstrip('/')}/{name}/" for name in names]
+    return []
+
+
+def resolve(
+    name: str,
+    spec: str | None = None,
+    ecosystem: str = "pypi",
+    *,
+    client: httpx.Client,
+    pypi_url: str | None = None,
+    npm_url: str | None = None,
+    probe: Callable[[str], bool] | None = None,
+) -> Resolution:
+    """The documentation root of package ``name`` at ``spec`` (``"2.31.0"``, ``">=2,<3"``, npm's ``"^4.17"``;
+    ``None``: the newest release) in ``ecosystem``, from its registry's metadata (``client``: an ``httpx.Client``;
+    ``probe(url)``: whether a documentation host answers a URL, by default a GET through ``client``). Raises
+    :class:`RegistryError`."""
+    if ecosystem not in ECOSYSTEMS:
+        raise RegistryError(f"ecosystem: one of {', '.join(ECOSYSTEMS)}, got {ecosystem!r}")
+    import httpx
+
+    base = (pypi_url or os.environ.get("DOCSBOT_PYPI_URL") or PYPI_URL).rstrip("/")
+    if ecosystem == "npm":
+        base = (npm_url or os.environ.get("DOCSBOT_NPM_URL") or NPM_URL).rstrip("/")
+    where = f"{base}/{name}/json" if ecosystem == "pypi" else f"{base}/{name}"
+    try:
+        answer = client.get(where, headers={"Accept": "application/json"})
+    except httpx.HTTPError as exc:
+        raise RegistryError(f"{name}: {ecosystem} cannot be reached ({where}: {exc})") from None
+    if answer.status_code == 404:
+        raise RegistryError(f"{name}: no such package on {ecosystem} ({where} answers 404)")
+    if answer.status_code != 200:
+        raise RegistryError(f"{name}: {where} answers {answer.status_code}")
+    try:
+        meta = answer.json()
+    except (json.JSONDecodeError, ValueError):
+        raise RegistryError(f"{name}: {where} answers something that is not JSON") from None
+    if ecosystem == "pypi":
+        releases = list((meta.get("releases") or {}).keys()) or [meta.get("info", {}).get("version", "")]
+        candidates = pypi_candidates(meta)
+        canonical = re.sub(r"[-_.]+", "-", (meta.get("info") or {}).get("name") or name).lower()
+    else:
+        releases = list((meta.get("versions") or {}).keys())
+        latest = (meta.get("dist-tags") or {}).get("latest")
+        candidates = npm_candidates((meta.get("versions") or {}).get(latest, {}) | meta)
+        canonical = meta.get("name") or name
+    package_version = _newest(releases, spec)
+    if spec and package_version is None:
+        raise RegistryError(f"{name}: no release matches {spec!r} on {ecosystem}")
+    if not candidates:
+        raise RegistryError(f"{name}: its {ecosystem} metadata names no documentation or home page URL ({where})")
+    where_found, url = candidates[0]
+    result = Resolution(canonical, ecosystem, "latest", url, package_version,
+                        [f"{url}: from {ecosystem}'s {where_found}"])  # fmt: skip
+
+    def answers(candidate: str) -> bool:
+        if probe is not None:
+            return probe(candidate)
+        try:
+            return client.get(candidate).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    if package_version and spec:
+        for candidate in _versioned_urls(url, package_version):
+            if answers(candidate):
+                result.url, result.version = candidate, package_version
+                result.notes.append(f"{candidate}: the tree of {package_version}")
+                return result
+        tried = _versioned_urls(url, package_version)
+        result.notes.append(
+            f"no tree of {package_version} found ({', '.join(tried) or 'the site has no versioned layout'}): "
+            "the latest docs, which may describe another version"
+        )
+    return result
+
+
+def toml_entry(resolution: Resolution, refresh: str | None = None) -> str:
+    """A libraries-file entry (``[[library]]``) for ``resolution``, its notes as comments; strings written as TOML
+    basic strings (JSON's escapes are TOML's)."""
+    lines = [f"# {note}" for note in resolution.notes]
+    lines += ["[[library]]", f"name = {json.dumps(resolution.name)}", f"version = {json.dumps(resolution.version)}",
+              f"url = {json.dumps(resolution.url)}"]  # fmt: skip
+    if refresh:
+        lines.append(f"refresh = {json.dumps(refresh)}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,155 @@
+"""From a package to its documentation root (docsbot.registry, `docsbot add`): the metadata rules on recorded
+answers, the whole command against a local registry and documentation host, and PyPI and npm themselves."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import httpx
+import pytest
+
+from docsbot.registry import RegistryError, _newest, _versioned_urls, npm_candidates, pypi_candidates, resolve
+from tests.conftest import ROOT
+
+# Shapes of PyPI's JSON API and npm's registry answers, cut to the fields docsbot reads.
+PYPI_REQUESTS = {
+    "info": {
+        "name": "requests",
+        "version": "2.32.3",
+        "home_page": "https://requests.readthedocs.io",
+        "docs_url": None,
+        "project_urls": {
+            "Documentation": "https://requests.readthedocs.io",
+            "Source": "https://github.com/psf/requests",
+        },
+    },
+    "releases": {"2.31.0": [], "2.32.3": [], "3.0.0rc1": []},
+}
+NPM_LODASH = {"name": "lodash", "repository": {"type": "git", "url": "git+https://github.com/lodash/lodash.git"}}
+
+
+def test_documentation_labels_come_before_home_pages():
+    assert pypi_candidates(PYPI_REQUESTS)[0] == ("project_urls documentation", "https://requests.readthedocs.io")
+    meta = {
+        "info": {
+            "home_page": "https://x.org",
+            "project_urls": {"Homepage": "https://x.org", "Docs ": "https://x.org/docs"},
+        }
+    }
+    assert [u for _, u in pypi_candidates(meta)] == ["https://x.org/docs", "https://x.org"]  # one of each URL
+    assert npm_candidates(NPM_LODASH) == [("repository", "https://github.com/lodash/lodash#readme")]
+    assert npm_candidates({"homepage": "https://lodash.com/", **NPM_LODASH})[0] == ("homepage", "https://lodash.com/")
+
+
+def test_versions_and_ranges_resolve_to_the_newest_release_inside():
+    releases = ["1.0", "1.4.2", "2.0.0", "2.1.0", "3.0.0rc1"]
+    assert _newest(releases, None) == "2.1.0"  # no pre-release unless nothing else
+    assert _newest(releases, ">=1,<2") == "1.4.2"
+    assert _newest(releases, "^2.0.0") == "2.1.0" and _newest(releases, "~1.4") == "1.4.2"  # npm's ranges
+    assert _newest(releases, "1.4.2") == "1.4.2" and _newest(releases, ">=9") is None
+    with pytest.raises(RegistryError, match="not a version"):
+        _newest(releases, "=>banana")
+
+
+def test_versioned_layouts_are_read_the_docs_and_version_segments():
+    assert _versioned_urls("https://requests.readthedocs.io", "2.31.0")[:2] == [
+        "https://requests.readthedocs.io/en/2.31.0/", "https://requests.readthedocs.io/en/v2.31.0/"
+    ]  # fmt: skip
+    assert "https://flask.palletsprojects.com/en/2.3.x/" in _versioned_urls(
+        "https://flask.palletsprojects.com/", "2.3.3"
+    )
+    assert _versioned_urls("https://docs.python.org/3/library/", "3.11")[0] == "https://docs.python.org/3.11/library/"
+    assert _versioned_urls("https://numpy.org/doc/", "2.1")[0] == "https://numpy.org/doc/2.1/"
+    assert _versioned_urls("https://github.com/x/y#readme", "1.0") == []
+
+
+class _Registry(BaseHTTPRequestHandler):
+    """A registry (/pypi/NAME/json) and a documentation host with Read the Docs' layout (/en/latest/, /en/2.0/)."""
+
+    packages: dict[str, dict] = {}
+    trees = {"/en/latest/", "/en/2.0/"}
+    seen: list[str] = []
+
+    def do_GET(self):  # noqa: N802
+        self.seen.append(self.path)
+        name = self.path.removeprefix("/pypi/").removesuffix("/json")
+        if self.path.startswith("/pypi/") and name in self.packages:
+            body, status = json.dumps(self.packages[name]).encode(), 200
+        elif self.path in self.trees:
+            body, status = b"<html><title>docs</title></html>", 200
+        else:
+            body, status = b"not found", 404
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def registry():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Registry)
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    _Registry.packages = {
+        "demo": {
+            "info": {"name": "Demo", "project_urls": {"Documentation": f"{url}/en/latest/"}},
+            "releases": {"1.0": [], "2.0": [], "2.1": []},
+        }
+    }
+    _Registry.seen = []
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield url
+    server.shutdown()
+    server.server_close()
+
+
+def add(registry: str, tmp_path, *args: str) -> subprocess.CompletedProcess:
+    env = {"PATH": "/usr/bin:/bin", "DOCSBOT_PYPI_URL": f"{registry}/pypi", "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "docsbot.cli", "add", *args], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+
+
+@pytest.mark.e2e
+def test_docsbot_add_takes_the_pinned_versions_tree_or_says_it_took_the_latest(registry, tmp_path):
+    from docsbot.libraries import load
+
+    assert add(registry, tmp_path, "demo==2.0").returncode == 0
+    (entry,) = load(tmp_path / "libraries.toml")
+    assert (entry.name, entry.version, entry.url) == ("demo", "2.0", f"{registry}/en/2.0/")
+    # 1.0 is released but its docs have no tree: the latest, and the file says so
+    done = add(registry, tmp_path, "demo>=1,<2")
+    assert done.returncode == 0, done.stderr
+    text = (tmp_path / "libraries.toml").read_text()
+    assert "# no tree of 1.0 found" in text and "the latest docs" in text
+    assert [(e.version, e.url) for e in load(tmp_path / "libraries.toml")] == [
+        ("2.0", f"{registry}/en/2.0/"), ("latest", f"{registry}/en/latest/")
+    ]  # fmt: skip
+    before = (tmp_path / "libraries.toml").read_text()
+    again = add(registry, tmp_path, "demo>=1,<2")  # the same entry twice: refused, nothing written
+    assert again.returncode == 1 and "declares demo@latest already" in again.stderr
+    gone = add(registry, tmp_path, "no-such-package")
+    assert gone.returncode == 1 and "no such package on pypi" in gone.stderr and "Traceback" not in gone.stderr
+    dry = add(registry, tmp_path, "demo", "--dry-run")
+    assert dry.returncode == 0 and "[[library]]" in dry.stdout
+    assert (tmp_path / "libraries.toml").read_text() == before  # bad input and --dry-run change nothing
+
+
+@pytest.mark.e2e
+def test_the_registries_themselves_name_documentation_roots():
+    """PyPI's and npm's metadata of long-lived packages (skipped when this machine cannot reach them)."""
+    with httpx.Client(timeout=20, follow_redirects=True) as client:
+        try:
+            client.get("https://pypi.org/pypi/requests/json").raise_for_status()
+        except httpx.HTTPError as exc:
+            pytest.skip(f"pypi.org cannot be reached: {exc}")
+        never = lambda url: False  # noqa: E731 - documentation hosts are not asked: only the registries' answers
+        assert "requests.readthedocs.io" in resolve("requests", None, "pypi", client=client, probe=never).url
+        assert "flask.palletsprojects.com" in resolve("Flask", "2.3.3", "pypi", client=client, probe=never).url
+        assert resolve("express", "^4", "npm", client=client, probe=never).url.startswith("https://expressjs.com")
