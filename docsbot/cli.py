@@ -219,7 +219,7 @@ def cmd_add(args: argparse.Namespace) -> int:
     """Find a package's documentation root from its registry and add it to the libraries file."""
     import httpx
 
-    from docsbot.libraries import DEFAULT_FILE, LibrariesFileError, load
+    from docsbot.libraries import DEFAULT_FILE, LibrariesFileError
     from docsbot.registry import RegistryError, resolve, toml_entry
 
     name, spec = _package_spec(args.package, args.ecosystem)
@@ -234,32 +234,83 @@ def cmd_add(args: argparse.Namespace) -> int:
     if args.dry_run:
         print(entry, end="")
         return 0
-    before = path.read_text(encoding="utf-8") if path.exists() else None
     try:
-        if before is not None:
-            labels = {e.label for e in load(path)}
-            label = f"{found.name}@{found.version}" if found.version else found.name
-            if label in labels:
-                print(f"docsbot add: {path} declares {label} already; nothing written", file=sys.stderr)
-                return 1
-        text = (before.rstrip("\n") + "\n\n" if before else "") + entry
-        path.write_text(text, encoding="utf-8")
-        load(path)  # what was written reads back as a valid entry
+        added = _append_entries(path, [found], args.refresh)
     except LibrariesFileError as exc:
-        if before is not None:
-            path.write_text(before, encoding="utf-8")
-        elif path.exists():
-            path.unlink()
         print(f"docsbot add: {exc}; {path} left as it was", file=sys.stderr)
         return 2
+    if not added:
+        print(f"docsbot add: {path} declares {found.name}@{found.version} already; nothing written", file=sys.stderr)
+        return 1
     print(entry, end="")
     print(f"added {found.name}@{found.version} to {path}; `docsbot sync {path}` indexes it")
     return 0
 
 
+def _append_entries(path: Path, found: list, refresh: str | None = None) -> list:
+    """Append the resolutions of ``found`` (:class:`docsbot.registry.Resolution`) that ``path`` does not declare
+    yet to the libraries file ``path`` (created when missing), then read it back; on any error the file is left as
+    it was and :class:`~docsbot.libraries.LibrariesFileError` raised. Returns those appended."""
+    from docsbot.libraries import LibrariesFileError, load
+    from docsbot.registry import toml_entry
+
+    before = path.read_text(encoding="utf-8") if path.exists() else None
+    labels = {e.label for e in load(path)} if before is not None else set()
+    new = []
+    for r in found:
+        label = f"{r.name}@{r.version}" if r.version else r.name
+        if label not in labels:
+            labels.add(label)
+            new.append(r)
+    if not new:
+        return []
+    text = (before.rstrip("\n") + "\n\n" if before else "") + "\n".join(toml_entry(r, refresh) for r in new)
+    try:
+        path.write_text(text, encoding="utf-8")
+        load(path)  # what was written reads back as valid entries
+    except (LibrariesFileError, OSError):
+        if before is not None:
+            path.write_text(before, encoding="utf-8")
+        elif path.exists():
+            path.unlink()
+        raise
+    return new
+
+
+def _sync_from(files: list[str], path: Path) -> int:
+    """`docsbot sync --from FILE`: the dependencies of each file, their docs found in their registries and added to
+    the libraries file ``path``; one line per dependency whose docs cannot be found (the others go on). Returns
+    how many could not be resolved."""
+    import httpx
+
+    from docsbot.dependencies import DependencyFileError, read_dependencies
+    from docsbot.registry import RegistryError, resolve
+
+    found, missed = [], 0
+    with httpx.Client(timeout=20, follow_redirects=True, headers={"User-Agent": "docsbot"}) as client:
+        for name in files:
+            try:
+                deps = read_dependencies(Path(name))
+            except DependencyFileError as exc:
+                print(f"docsbot sync: {exc}", file=sys.stderr)
+                missed += 1
+                continue
+            for dep in deps:
+                try:
+                    found.append(resolve(dep.name, dep.spec, dep.ecosystem, client=client))
+                except RegistryError as exc:
+                    print(f"docsbot sync: {dep.name} ({dep.source}): {exc}", file=sys.stderr)
+                    missed += 1
+    added = _append_entries(path, found)
+    for r in added:
+        print(f"added {r.name}@{r.version} ({r.url}) to {path}" + (f": {r.notes[-1]}" if len(r.notes) > 1 else ""))
+    return missed
+
+
 def _package_spec(text: str, ecosystem: str) -> tuple[str, str | None]:
-    """``NAME``, ``NAME==1.2``, ``NAME>=1,<2`` (PEP 508, with packaging) or npm's ``NAME@^1.2``/``@scope/pkg@1``."""
-    if ecosystem == "npm":
+    """``NAME``, ``NAME==1.2``, ``NAME>=1,<2`` (PEP 508, with packaging), or npm's and cargo's ``NAME@^1.2``
+    (``@scope/pkg@1``)."""
+    if ecosystem in ("npm", "cargo"):
         at = text.rfind("@")
         return (text[:at], text[at + 1 :] or None) if at > 0 else (text, None)
     from packaging.requirements import InvalidRequirement, Requirement
@@ -469,6 +520,18 @@ def cmd_sync(args: argparse.Namespace) -> int:
     fleet = _fleet(args)
     version_ids = None
     plan = None
+    missed = 0
+    if args.from_files:
+        if args.due:
+            print("docsbot sync: --from adds to a libraries file; --due reads none", file=sys.stderr)
+            return 2
+        from docsbot.libraries import LibrariesFileError
+
+        try:
+            missed = _sync_from(args.from_files, Path(args.file or DEFAULT_FILE))
+        except LibrariesFileError as exc:
+            print(f"docsbot sync: {exc}", file=sys.stderr)
+            return 2
     if not args.due:
         path = Path(args.file or DEFAULT_FILE)
         entries = load(path)  # every entry checked before anything runs
@@ -515,7 +578,9 @@ def cmd_sync(args: argparse.Namespace) -> int:
         f"{len(reports) + len(idle)} versions: "
         + ", ".join(f"{n} {kind}" for kind, n in kinds.items() if n or kind == "failed")
     )
-    return 3 if failed else 0
+    if missed:
+        print(f"{missed} dependencies without docs found (above)")
+    return 3 if failed or missed else 0
 
 
 def cmd_scheduler(args: argparse.Namespace) -> int:
@@ -751,7 +816,7 @@ def build_parser() -> argparse.ArgumentParser:
     diff.set_defaults(func=cmd_diff)
     add = sub.add_parser("add", help="add a package's documentation to the libraries file, found in its registry")
     add.add_argument("package", metavar="NAME[==VERSION]", help="requests, requests==2.31.0, 'flask>=2,<3', express@^4")
-    add.add_argument("--ecosystem", choices=["pypi", "npm"], default="pypi", help="its registry (default pypi)")
+    add.add_argument("--ecosystem", choices=["pypi", "npm", "cargo"], default="pypi", help="its registry (pypi)")
     add.add_argument("--file", help="the libraries file (default ./libraries.toml; created when missing)")
     add.add_argument("--refresh", help="how often it is due (12h, 7d); default the file's [defaults]")
     add.add_argument("--dry-run", action="store_true", help="print the entry, write nothing")
@@ -777,6 +842,14 @@ def build_parser() -> argparse.ArgumentParser:
     sync.add_argument("file", nargs="?", help="the libraries file (TOML; default ./libraries.toml)")
     sync.add_argument("--due", action="store_true", help="no file: run the versions that are due, from the database")
     sync.add_argument("--prune", action="store_true", help="delete the versions the file no longer declares")
+    sync.add_argument(
+        "--from",
+        dest="from_files",
+        action="append",
+        metavar="DEPFILE",
+        help="first add the docs of this project's dependencies (requirements*.txt, pyproject.toml, package.json, "
+        "Cargo.toml; repeatable) to the libraries file",
+    )
     scheduler = sub.add_parser("scheduler", help="run due versions on a timer, for ever (a long-running service)")
     scheduler.add_argument("--interval", type=float, default=60.0, help="seconds between ticks (default 60)")
     for command in (sync, scheduler):

@@ -6,6 +6,8 @@ metadata (PyPI's JSON API, npm's registry), then the versioned layouts documenta
   punctuation), then ``info.docs_url``, then the home page (``Homepage``, ``info.home_page``).
 - **npm** (``GET {DOCSBOT_NPM_URL}/NAME``): ``homepage``, then the repository (``git+https://…/x.git`` as its web
   page).
+- **crates.io** (``GET {DOCSBOT_CRATES_URL}/NAME``): ``crate.documentation``, else docs.rs, which keeps every
+  release's docs at ``https://docs.rs/NAME/VERSION/``.
 - **Versioned layouts**: Read the Docs (``HOST/LANG/VERSION/``: ``/en/2.31.0/``, ``/en/v2.31.0/``, ``/en/2.31/``,
   then ``stable`` and ``latest``) and trees named by a version (``/3.11/``, ``/v5/``): the pinned version's tree is
   taken when the host answers for it, else the latest with a note saying so.
@@ -32,9 +34,10 @@ if TYPE_CHECKING:
 
 __all__ = ["ECOSYSTEMS", "RegistryError", "Resolution", "npm_candidates", "pypi_candidates", "resolve", "toml_entry"]
 
-ECOSYSTEMS = ("pypi", "npm")
+ECOSYSTEMS = ("pypi", "npm", "cargo")
 PYPI_URL = "https://pypi.org/pypi"
 NPM_URL = "https://registry.npmjs.org"
+CRATES_URL = "https://crates.io/api/v1/crates"
 _DOC_LABELS = ("documentation", "docs", "doc", "documentationurl", "apireference", "reference", "manual")
 _HOME_LABELS = ("homepage", "home", "website")
 # Read the Docs' layout, on its own domains or a project's (flask.palletsprojects.com/en/2.3.x/): ORIGIN/LANG/VERSION/
@@ -177,6 +180,8 @@ def resolve(
     base = (pypi_url or os.environ.get("DOCSBOT_PYPI_URL") or PYPI_URL).rstrip("/")
     if ecosystem == "npm":
         base = (npm_url or os.environ.get("DOCSBOT_NPM_URL") or NPM_URL).rstrip("/")
+    elif ecosystem == "cargo":
+        base = (os.environ.get("DOCSBOT_CRATES_URL") or CRATES_URL).rstrip("/")
     where = f"{base}/{name}/json" if ecosystem == "pypi" else f"{base}/{name}"
     try:
         answer = client.get(where, headers={"Accept": "application/json"})
@@ -194,11 +199,25 @@ def resolve(
         releases = list((meta.get("releases") or {}).keys()) or [meta.get("info", {}).get("version", "")]
         candidates = pypi_candidates(meta)
         canonical = re.sub(r"[-_.]+", "-", (meta.get("info") or {}).get("name") or name).lower()
-    else:
+    elif ecosystem == "npm":
         releases = list((meta.get("versions") or {}).keys())
         latest = (meta.get("dist-tags") or {}).get("latest")
         candidates = npm_candidates((meta.get("versions") or {}).get(latest, {}) | meta)
         canonical = meta.get("name") or name
+    else:
+        crate = meta.get("crate") or {}
+        releases = [v["num"] for v in meta.get("versions") or [] if not v.get("yanked") and v.get("num")]
+        canonical = crate.get("name") or name
+        documentation = crate.get("documentation") or ""
+        if not documentation or "docs.rs/" in documentation:
+            version = _newest(releases, spec)
+            if spec and version is None:
+                raise RegistryError(f"{name}: no release matches {spec!r} on {ecosystem}")
+            version = version or crate.get("max_stable_version") or "latest"
+            url = f"https://docs.rs/{canonical}/{version}/{canonical.replace('-', '_')}/"
+            return Resolution(canonical, ecosystem, version, url, version,
+                              [f"{url}: docs.rs, which keeps every release's docs"])  # fmt: skip
+        candidates = [("crate.documentation", documentation)]
     package_version = _newest(releases, spec)
     if spec and package_version is None:
         raise RegistryError(f"{name}: no release matches {spec!r} on {ecosystem}")
