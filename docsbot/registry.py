@@ -40,6 +40,10 @@ NPM_URL = "https://registry.npmjs.org"
 CRATES_URL = "https://crates.io/api/v1/crates"
 _DOC_LABELS = ("documentation", "docs", "doc", "documentationurl", "apireference", "reference", "manual")
 _HOME_LABELS = ("homepage", "home", "website")
+_SOURCE_LABELS = ("source", "sourcecode", "code", "repository", "github")
+# A repository's page: its README is the documentation; the crawl takes that page alone (max_depth 0), not the
+# repository's thousands of code, issue and commit pages.
+REPOSITORY_HOSTS = ("github.com", "gitlab.com", "bitbucket.org", "codeberg.org")
 # Read the Docs' layout, on its own domains or a project's (flask.palletsprojects.com/en/2.3.x/): ORIGIN/LANG/VERSION/
 _RTD = re.compile(
     r"^(?P<origin>https?://[^/]+?\.(?:readthedocs\.io|readthedocs\.org|rtfd\.io))(?:/|$)"
@@ -65,6 +69,7 @@ class Resolution:
     url: str
     package_version: str | None = None
     notes: list[str] = field(default_factory=list)
+    max_depth: int | None = None  # 0 for a repository's page: its README alone
 
 
 def _label(text: str) -> str:
@@ -86,6 +91,9 @@ def pypi_candidates(meta: dict[str, Any]) -> list[tuple[str, str]]:
             out.append((f"project_urls {label}", urls[label]))
     if info.get("home_page"):
         out.append(("home_page", info["home_page"]))
+    for label in _SOURCE_LABELS:
+        if label in urls:
+            out.append((f"project_urls {label}", urls[label]))
     seen: set[str] = set()
     return [(w, u) for w, u in out if u.startswith(("http://", "https://")) and not (u in seen or seen.add(u))]
 
@@ -97,9 +105,12 @@ def npm_candidates(meta: dict[str, Any]) -> list[tuple[str, str]]:
         out.append(("homepage", meta["homepage"]))
     repo = meta.get("repository")
     url = repo.get("url") if isinstance(repo, dict) else repo if isinstance(repo, str) else None
+    if url and re.fullmatch(r"(github:)?[\w.-]+/[\w.-]+", url):  # npm's shorthand for a GitHub repository
+        url = "https://github.com/" + url.removeprefix("github:")
     if url:
         url = re.sub(r"^git\+", "", url)
         url = re.sub(r"^git://", "https://", url)
+        url = re.sub(r"^ssh://(?:[^@/]+@)?", "https://", url)
         url = re.sub(r"^git@([^:]+):", r"https://\1/", url)
         url = re.sub(r"\.git$", "", url)
         if url.startswith(("http://", "https://")):
@@ -202,7 +213,8 @@ def resolve(
     elif ecosystem == "npm":
         releases = list((meta.get("versions") or {}).keys())
         latest = (meta.get("dist-tags") or {}).get("latest")
-        candidates = npm_candidates((meta.get("versions") or {}).get(latest, {}) | meta)
+        release = (meta.get("versions") or {}).get(latest) or {}
+        candidates = npm_candidates({k: release.get(k) or meta.get(k) for k in ("homepage", "repository")})
         canonical = meta.get("name") or name
     else:
         crate = meta.get("crate") or {}
@@ -226,6 +238,10 @@ def resolve(
     where_found, url = candidates[0]
     result = Resolution(canonical, ecosystem, "latest", url, package_version,
                         [f"{url}: from {ecosystem}'s {where_found}"])  # fmt: skip
+    if re.match(r"https?://(www\.)?(" + "|".join(map(re.escape, REPOSITORY_HOSTS)) + r")/", url):
+        result.max_depth = 0
+        result.notes.append("a repository's page: its README is the documentation (max_depth 0: that page alone)")
+        return result
 
     def answers(candidate: str) -> bool:
         if probe is not None:
@@ -255,6 +271,8 @@ def toml_entry(resolution: Resolution, refresh: str | None = None) -> str:
     lines = [f"# {note}" for note in resolution.notes]
     lines += ["[[library]]", f"name = {json.dumps(resolution.name)}", f"version = {json.dumps(resolution.version)}",
               f"url = {json.dumps(resolution.url)}"]  # fmt: skip
+    if resolution.max_depth is not None:
+        lines.append(f"max_depth = {resolution.max_depth}")
     if refresh:
         lines.append(f"refresh = {json.dumps(refresh)}")
     return "\n".join(lines) + "\n"

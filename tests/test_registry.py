@@ -45,6 +45,28 @@ def test_documentation_labels_come_before_home_pages():
     assert npm_candidates({"homepage": "https://lodash.com/", **NPM_LODASH})[0] == ("homepage", "https://lodash.com/")
 
 
+def test_repositories_are_found_in_every_shape_npm_and_pypi_write_them():
+    shapes = ["chalk/chalk", "github:chalk/chalk", "git+ssh://git@github.com/chalk/chalk.git",
+              "git://github.com/chalk/chalk.git", {"type": "git", "url": "git@github.com:chalk/chalk.git"}]  # fmt: skip
+    for shape in shapes:
+        assert npm_candidates({"repository": shape}) == [("repository", "https://github.com/chalk/chalk#readme")]
+    meta = {"info": {"project_urls": {"Source": "https://github.com/kjd/idna", "Changelog": "https://x.org/c"}}}
+    assert pypi_candidates(meta) == [("project_urls source", "https://github.com/kjd/idna")]
+
+
+@pytest.mark.e2e
+def test_a_repository_page_is_indexed_as_its_readme_alone(registry, tmp_path):
+    """A package whose metadata names only its repository: the entry takes that page (its README) alone, not the
+    repository's code, issue and commit pages."""
+    from docsbot.registry import toml_entry
+
+    _Registry.packages["bare"] = {"info": {"name": "bare", "project_urls": {"Homepage": "https://github.com/o/bare"}}}
+    with httpx.Client() as client:
+        found = resolve("bare", None, "pypi", client=client, pypi_url=f"{registry}/pypi")
+    assert (found.url, found.max_depth) == ("https://github.com/o/bare", 0)
+    assert "max_depth = 0" in toml_entry(found) and "README" in toml_entry(found)
+
+
 def test_versions_and_ranges_resolve_to_the_newest_release_inside():
     releases = ["1.0", "1.4.2", "2.0.0", "2.1.0", "3.0.0rc1"]
     assert _newest(releases, None) == "2.1.0"  # no pre-release unless nothing else
