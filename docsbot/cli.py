@@ -759,8 +759,9 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--chunks", action="store_true", help="raw chunks instead of one result per page")
     search.add_argument(
         "--kind",
-        choices=["docs", "changelog", "index"],
-        help="only pages of this kind: docs (reference, guides), changelog (release notes, What's New), index",
+        choices=["docs", "changelog", "index", "example"],
+        help="only pages of this kind: docs (reference, guides), changelog (release notes, What's New), index; "
+        "example: only sections holding a code example",
     )
     search.set_defaults(func=cmd_search)
     status = sub.add_parser("status", help="libraries, versions, pages, chunks and vectors, last runs")

@@ -153,15 +153,18 @@ def build_server(index: DocsIndex, token: str | None = None, base_url: str = "ht
         version: Annotated[Name, Field(description="only this version of it; '' for the unversioned one")] = None,
         limit: Annotated[int, Field(ge=1, le=50, description="number of pages to return, 1-50")] = 5,
         kind: Annotated[
-            Literal["docs", "changelog", "index"] | None,
-            Field(description="only pages of this kind: docs (reference, guides), changelog (release notes), index"),
+            Literal["docs", "changelog", "index", "example"] | None,
+            Field(
+                description="only pages of this kind: docs (reference, guides), changelog (release notes), index; "
+                "example: only sections holding a code example"
+            ),
         ] = None,
     ) -> SearchDocsResult:
         """Search the indexed documentation (hybrid: full text + embeddings). Returns the best pages, one result
         per page: title, url, deep_link to the best-matching section or definition, heading_path, score and that
         section's Markdown. Release notes rank below the reference unless the query asks about versions or
-        changes; kind="changelog" searches them alone. Use get_page with url (or deep_link) to read more. An
-        unknown library or version is an error listing what is indexed."""
+        changes; kind="changelog" searches them alone, kind="example" code examples alone. Use get_page with url
+        (or deep_link) to read more. An unknown library or version is an error listing what is indexed."""
         return await _call(index.search, query, library, version, limit, kind)
 
     @_tool(server, _READ_ONLY)

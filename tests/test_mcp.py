@@ -543,6 +543,10 @@ def test_resolve_library_and_get_docs_answer_what_an_agent_asks(crawl, docsite, 
             tight = answer(await session.call_tool("get_docs", {"library": "testdocs", "topic": "install with pip",
                                                                 "max_tokens": 100}))  # fmt: skip
             assert tight["tokens"] <= 100
+            examples = answer(await session.call_tool("search_docs", {"query": "install the library and run it",
+                                                                      "kind": "example"}))["results"]  # fmt: skip
+            assert [r["url"] for r in examples] == [f"{docsite.url}/docs/guide.html"]  # the one page with code
+            assert "```" in examples[0]["content"] and "testdocs.run()" in examples[0]["content"]
             assert "not indexed" in error(await session.call_tool("get_docs", {"library": "nope"}))
             assert "max_tokens" in error(await session.call_tool("get_docs", {"library": "testdocs", "max_tokens": 10}))
 

@@ -167,8 +167,8 @@ class Searcher:
             raise BadQuery(f"the query is {len(query)} characters long; at most {MAX_QUERY_CHARS}")
         if not 1 <= limit <= 50:
             raise BadQuery(f"limit must be between 1 and 50, got {limit}")
-        if kind is not None and kind not in store.PAGE_KINDS:
-            raise BadQuery(f"kind must be one of {', '.join(store.PAGE_KINDS)}, got {kind!r}")
+        if kind is not None and kind not in store.SEARCH_KINDS:
+            raise BadQuery(f"kind must be one of {', '.join(store.SEARCH_KINDS)}, got {kind!r}")
         versions = self.versions(library, version)
         usable = [v for v in versions if v.embedding_model == self.embedder.name]
         for v in versions:

@@ -42,6 +42,7 @@ from docsbot.store.queue import waiting_chunks
 from docsbot.store.ranking import (
     PAGE_KINDS,
     SEARCH_DEFAULTS,
+    SEARCH_KINDS,
     SearchHit,
     refresh_lexical_stats,
     search,
@@ -72,6 +73,7 @@ from docsbot.store.versions import (
 
 __all__ = [
     "PAGE_KINDS",
+    "SEARCH_KINDS",
     "SEARCH_DEFAULTS",
     "DatabaseError",
     "NoSchema",

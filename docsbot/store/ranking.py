@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CHANGE_WORDS",
     "PAGE_KINDS",
+    "SEARCH_KINDS",
     "REFRESH_REPEATS",
     "REFRESH_STATS",
     "SEARCH_DEFAULTS",
@@ -106,6 +107,8 @@ CHANGE_WORDS = (
     r"versions?|upgrad\w*|migrat\w*|history|news)\M|\m\d+\.\d+"
 )
 PAGE_KINDS = ("docs", "changelog", "index")  # pages.kind (migration 0022)
+# What a search may be limited to: a kind of page, or "example": the chunks holding a code example
+SEARCH_KINDS = (*PAGE_KINDS, "example")
 
 _SEARCH = """
 WITH stats AS MATERIALIZED (
@@ -271,6 +274,8 @@ WITH stats AS MATERIALIZED (
     CROSS JOIN weights
     CROSS JOIN ident_gate
     WHERE %(page_kind)s::text IS NULL OR p.kind = %(page_kind)s::text
+       -- code examples: the chunks that hold a fenced code block (CommonMark: ``` or ~~~ after at most 3 spaces)
+       OR (%(page_kind)s::text = 'example' AND d.kind = 0 AND d.content ~ '(^|\n) {{0,3}}(```|~~~)')
 ), ranked AS (
     SELECT c.*, row_number() OVER (PARTITION BY c.page_id ORDER BY c.score DESC, c.id) AS nth,
            max(c.score) OVER (PARTITION BY c.page_id) AS best
