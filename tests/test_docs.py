@@ -80,7 +80,8 @@ def test_packed_sections_never_exceed_the_budget_and_never_cut_a_code_example():
             assert all(block in whole for block in code_blocks(text)), (trial, text)
             assert text in (piece.content, piece.fallback) or (piece.fallback or piece.content).startswith(text)
         if len(pieces) > 1:
-            assert all(tokens <= max(50, budget // 2) for _, _, tokens in packed[:-1])
+            assert all(tokens <= max(50, budget // 4) for _, _, tokens in packed[:-1])
+            assert all(tokens <= max(50, budget // 8) for _, _, tokens in packed[1:-1])
 
 
 def test_a_section_that_does_not_fit_is_cut_between_blocks_or_left_out():

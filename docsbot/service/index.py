@@ -120,6 +120,9 @@ def _deep_link(url: str, anchor: str | None) -> str:
     return f"{url}#{anchor}" if anchor else url
 
 
+DOCS_PAGES = 30  # get_docs: the pages search ranks for a topic, their sections packed in that order
+
+
 class DocsIndex:
     """The index at ``dsn`` as the service answers about it. ``embedder`` is the query model (``None``: a process
     that does not search, such as ``docsbot status``); ``allow_writes`` enables :meth:`refresh` and :meth:`remove`
@@ -269,7 +272,7 @@ class DocsIndex:
         count = TokenCounter(embedder.tokenizer() if embedder is not None else None)
         pieces: list[Piece] = []
         if topic is not None:
-            hits = self.searcher.search(topic, target.library, target.name, 15)
+            hits = self.searcher.search(topic, target.library, target.name, DOCS_PAGES)
             for hit in hits:
                 anchor = hit.deep_link.partition("#")[2] if hit.deep_link else ""
                 section = ""
