@@ -406,3 +406,19 @@ def test_the_readmes_libraries_file_is_the_example_and_loads():
     python = entries["python@3.11"]
     assert (python.host_concurrency, python.freshness, sorted(python.gone_statuses)) == (16, "http", [403, 404, 410])
     assert entries["scrapy@2.13"].refresh.days == 1  # from [defaults]
+
+
+def test_local_runs_share_the_cores_for_onnx_runtime():
+    """`docsbot sync --jobs N`: each local run gets its share of the cores for the model (DOCSBOT_EMBED_THREADS),
+    unless the user set it; one job keeps onnxruntime's default (every core)."""
+    import os
+
+    from docsbot.service.fleet import Fleet
+
+    cores = len(os.sched_getaffinity(0))
+    base = {k: v for k, v in os.environ.items() if k != "DOCSBOT_EMBED_THREADS"}
+    assert Fleet("postgresql:///x", jobs=2, env=base).run_env()["DOCSBOT_EMBED_THREADS"] == str(max(1, cores // 2))
+    assert Fleet("postgresql:///x", jobs=64, env=base).run_env()["DOCSBOT_EMBED_THREADS"] == "1"
+    assert "DOCSBOT_EMBED_THREADS" not in Fleet("postgresql:///x", jobs=1, env=base).run_env()
+    mine = {**base, "DOCSBOT_EMBED_THREADS": "3"}
+    assert Fleet("postgresql:///x", jobs=2, env=mine).run_env()["DOCSBOT_EMBED_THREADS"] == "3"

@@ -129,6 +129,17 @@ class Fleet:
     def _connect(self) -> Any:
         return store.connect(self.dsn, retry=self.retry)
 
+    def run_env(self) -> dict[str, str]:
+        """The environment of a local run: this process's, the database, and with several jobs each run's share of
+        the cores for ONNX Runtime (``DOCSBOT_EMBED_THREADS``: the cores this process may use over ``jobs``, at
+        least one) unless it is set: two runs each using every core slowed both (one thread a run was measured
+        1.16x faster beside another crawl, BENCHMARKS.md "Fleet")."""
+        env = {**self.env, "SCRAPY_SETTINGS_MODULE": "docsbot.settings", "DATABASE_URL": self.dsn}
+        if self.jobs > 1 and env.get("DOCSBOT_EMBED_THREADS", "0") in ("", "0"):
+            cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+            env["DOCSBOT_EMBED_THREADS"] = str(max(1, cores // self.jobs))
+        return env
+
     # --- the libraries file ---
 
     def declare(self, entries: list[LibraryEntry], source: str) -> SyncPlan:
@@ -254,7 +265,7 @@ class Fleet:
         cmd, mode, launch = self._command(version)
         self.log_dir.mkdir(parents=True, exist_ok=True)
         log = self.log_dir / f"{label.replace('/', '_')}-{uuid.uuid4().hex[:8]}.log"
-        env = {**self.env, "SCRAPY_SETTINGS_MODULE": "docsbot.settings", "DATABASE_URL": self.dsn}
+        env = self.run_env()
         with self._connect() as conn:
             since = store.database_now(conn)
         try:
