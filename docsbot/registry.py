@@ -22,10 +22,13 @@ from __future__ import annotations
 import json
 import os
 import re
+import socket
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from docsbot.errors import DocsbotError
+from docsbot.network import NetworkPolicy
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -116,6 +119,25 @@ def npm_candidates(meta: dict[str, Any]) -> list[tuple[str, str]]:
         if url.startswith(("http://", "https://")):
             out.append(("repository", url + "#readme"))
     return out
+
+
+def _refusal(url: str, policy: NetworkPolicy) -> str | None:
+    """Why a documentation URL named by a registry is refused (its host resolves to a loopback, private or
+    link-local address that ``policy`` does not allow: a package's metadata must not send a crawl, and the index
+    people read, to this machine's network), or ``None``. A host that does not resolve here is not refused: the
+    crawl reports it."""
+    parts = urlsplit(url)
+    if not parts.hostname:
+        return f"{url}: no host"
+    try:
+        infos = socket.getaddrinfo(parts.hostname, parts.port or 0, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError, ValueError):
+        return None
+    for info in infos:
+        reason = policy.refusal(str(info[4][0]), parts.hostname)
+        if reason is not None:
+            return f"{url}: {reason}"
+    return None
 
 
 def _newest(versions: list[str], spec: str | None) -> str | None:
@@ -235,6 +257,15 @@ def resolve(
         raise RegistryError(f"{name}: no release matches {spec!r} on {ecosystem}")
     if not candidates:
         raise RegistryError(f"{name}: its {ecosystem} metadata names no documentation or home page URL ({where})")
+    policy = NetworkPolicy.public(os.environ.get("DOCSBOT_ALLOWED_NETWORKS"))
+    checked = [(where_found, url, _refusal(url, policy)) for where_found, url in candidates]
+    refused = [reason for _, _, reason in checked if reason]
+    candidates = [(where_found, url) for where_found, url, reason in checked if reason is None]
+    if not candidates:
+        raise RegistryError(
+            f"{name}: its {ecosystem} metadata names only addresses that are not public ({'; '.join(refused)}): "
+            "docsbot does not crawl them on a registry's word (DOCSBOT_ALLOWED_NETWORKS allows more)"
+        )
     where_found, url = candidates[0]
     result = Resolution(canonical, ecosystem, "latest", url, package_version,
                         [f"{url}: from {ecosystem}'s {where_found}"])  # fmt: skip

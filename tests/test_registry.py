@@ -137,7 +137,12 @@ def registry():
 
 
 def add(registry: str, tmp_path, *args: str) -> subprocess.CompletedProcess:
-    env = {"PATH": "/usr/bin:/bin", "DOCSBOT_PYPI_URL": f"{registry}/pypi", "PYTHONPATH": str(ROOT)}
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "DOCSBOT_PYPI_URL": f"{registry}/pypi",
+        "PYTHONPATH": str(ROOT),
+        "DOCSBOT_ALLOWED_NETWORKS": "127.0.0.1",
+    }  # the local documentation host stands for a public one
     return subprocess.run([sys.executable, "-m", "docsbot.cli", "add", *args], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=60)  # fmt: skip
 
@@ -228,7 +233,7 @@ def test_sync_from_a_requirements_file_indexes_each_dependencys_docs(registry, t
     from tests.conftest import docsbot_env
 
     (tmp_path / "requirements.txt").write_text("demo==2.0\nno-such-package\n")
-    env = docsbot_env(database_url, tmp_path, DOCSBOT_PYPI_URL=f"{registry}/pypi")
+    env = docsbot_env(database_url, tmp_path, DOCSBOT_PYPI_URL=f"{registry}/pypi", DOCSBOT_ALLOWED_NETWORKS="127.0.0.1")
     done = subprocess.run([sys.executable, "-m", "docsbot.cli", "sync", "--from", "requirements.txt"], cwd=tmp_path,
                           env=env, capture_output=True, text=True, timeout=300)  # fmt: skip
     assert done.returncode == 3, done.stdout + done.stderr[-3000:]  # one dependency without docs
@@ -242,3 +247,25 @@ def test_sync_from_a_requirements_file_indexes_each_dependencys_docs(registry, t
         "JOIN libraries l ON l.id = v.library_id"
     ).fetchall()
     assert pages == [("demo", "2.0", f"{registry}/en/2.0/")]
+
+
+@pytest.mark.e2e
+def test_a_registry_cannot_send_the_crawl_to_this_machines_network(registry, monkeypatch):
+    """A package whose metadata names a loopback, private or link-local documentation URL (a cloud's metadata
+    service, a service on this machine): refused, naming the address, unless DOCSBOT_ALLOWED_NETWORKS allows it."""
+    _Registry.packages["sneaky"] = {
+        "info": {
+            "name": "sneaky",
+            "project_urls": {
+                "Documentation": "http://169.254.169.254/latest/meta-data/",
+                "Homepage": "http://127.0.0.1:9/",
+            },
+        }  # fmt: skip
+    }
+    monkeypatch.delenv("DOCSBOT_ALLOWED_NETWORKS", raising=False)
+    with httpx.Client() as client:
+        refused = r"169\.254\.169\.254 is a link-local address.*127\.0\.0\.1 is a loopback"
+        with pytest.raises(RegistryError, match=refused):
+            resolve("sneaky", None, "pypi", client=client, pypi_url=f"{registry}/pypi")
+        monkeypatch.setenv("DOCSBOT_ALLOWED_NETWORKS", "127.0.0.1")
+        assert resolve("sneaky", None, "pypi", client=client, pypi_url=f"{registry}/pypi").url == "http://127.0.0.1:9/"
