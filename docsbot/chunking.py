@@ -39,6 +39,7 @@ __all__ = [
     "embed_key",
     "own_vectors",
     "embed_text",
+    "markdown_blocks",
     "markdown_headings",
 ]
 
@@ -194,30 +195,34 @@ def definitions(
     return out
 
 
-def _first_paragraphs(text: str, count: int) -> str:
-    """The first ``count`` paragraphs of ``text`` (blank-line separated, outside code fences: a fence is one
-    paragraph)."""
-    out: list[str] = []
-    block: list[str] = []
+def markdown_blocks(text: str) -> list[str]:
+    """``text`` as its blocks: lines up to a blank line, a fenced code block whole whatever blank lines it holds
+    (CommonMark's fences), each with its line ends and the blank lines after it, so that
+    ``"".join(markdown_blocks(text)) == text``."""
+    blocks: list[str] = []
+    current: list[str] = []
     fence: str | None = None
-    for line in text.split("\n"):
+    has_text = False
+    for line in text.splitlines(keepends=True):
+        current.append(line)
+        stripped = line.rstrip("\r\n")
         if fence is not None:
-            block.append(line)
-            if closes_fence(line, fence):
+            if closes_fence(stripped, fence):
                 fence = None
-            continue
-        if line.strip():
-            block.append(line)
-            fence = fence_opening(line)
-            continue
-        if block:
-            out.append("\n".join(block).strip())
-            block = []
-            if len(out) == count:
-                break
-    if block and len(out) < count:
-        out.append("\n".join(block).strip())
-    return "\n\n".join(b for b in out if b)
+        elif stripped.strip():
+            has_text = True
+            fence = fence_opening(stripped)
+        elif has_text:
+            blocks.append("".join(current))
+            current, has_text = [], False
+    if current:
+        blocks.append("".join(current))
+    return blocks
+
+
+def _first_paragraphs(text: str, count: int) -> str:
+    """The first ``count`` paragraphs of ``text`` (:func:`markdown_blocks`: a code fence is one paragraph)."""
+    return "\n\n".join([b.strip() for b in markdown_blocks(text) if b.strip()][:count])
 
 
 def own_vectors(found: Sequence[Definition], chunks: Sequence[str], share: float = 0.5) -> list[Definition]:

@@ -37,9 +37,9 @@ def section(rng: random.Random, n: int) -> str:
 
 
 def code_blocks(text: str) -> list[str]:
-    from docsbot.service.docs import _blocks
+    from docsbot.chunking import markdown_blocks
 
-    return [b.rstrip("\n") for b in _blocks(text) if b.lstrip().startswith(("```", "~~~"))]
+    return [b.rstrip("\n") for b in markdown_blocks(text) if b.lstrip().startswith(("```", "~~~"))]
 
 
 def test_the_tokens_are_the_models_own_and_not_capped_at_its_input_length():

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from docsbot.chunking import closes_fence, fence_opening
+from docsbot.chunking import markdown_blocks
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
@@ -45,30 +45,6 @@ class TokenCounter:
         return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
 
 
-def _blocks(markdown: str) -> list[str]:
-    """``markdown`` as blocks: paragraphs (up to a blank line) and fenced code blocks whole (CommonMark's fences),
-    each with its line ends, so that ``"".join(blocks) == markdown``."""
-    blocks: list[str] = []
-    current: list[str] = []
-    fence: str | None = None
-    for line in markdown.splitlines(keepends=True):
-        current.append(line)
-        stripped = line.rstrip("\n")
-        if fence is not None:
-            if closes_fence(stripped, fence):
-                fence = None
-                blocks.append("".join(current))
-                current = []
-        elif (opened := fence_opening(stripped)) is not None:
-            fence = opened
-        elif not stripped.strip():
-            blocks.append("".join(current))
-            current = []
-    if current:
-        blocks.append("".join(current))
-    return blocks
-
-
 def fit(markdown: str, budget: int, count: Callable[[str], int]) -> str:
     """The longest head of ``markdown`` made of whole blocks (a code example is never cut) that counts at most
     ``budget`` tokens; ``""`` when not even its first block fits. Never more than ``budget``."""
@@ -76,7 +52,7 @@ def fit(markdown: str, budget: int, count: Callable[[str], int]) -> str:
         return markdown
     out: list[str] = []
     used = 0
-    for block in _blocks(markdown):
+    for block in markdown_blocks(markdown):
         size = count(block)
         if used + size > budget:
             break
