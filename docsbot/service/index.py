@@ -150,6 +150,7 @@ class DocsIndex:
         self.settings = settings
         self.allow_writes = allow_writes
         self.searcher = Searcher(dsn, embedder, pool_size=pool_size)
+        self._token_counter: Any = None  # docsbot.service.docs.TokenCounter, on the first docs()
         data_dir = Path(settings.get("DOCSBOT_DATA_DIR")).expanduser()
         scrapyd_url = (env if env is not None else os.environ).get("SCRAPYD_URL", "").strip()
         if allowed_networks is None:
@@ -268,8 +269,10 @@ class DocsIndex:
             raise Invalid(f"max_tokens: between 100 and 100000, got {max_tokens}")
         topic = (topic or "").strip() or None
         target = self.searcher.versions(library, version if version is not None else "latest")[0]
-        embedder = self.searcher.embedder
-        count = TokenCounter(embedder.tokenizer() if embedder is not None else None)
+        if self._token_counter is None:  # loaded once: the model's tokenizer.json is parsed, not read per call
+            embedder = self.searcher.embedder
+            self._token_counter = TokenCounter(embedder.tokenizer() if embedder is not None else None)
+        count = self._token_counter
         pieces: list[Piece] = []
         if topic is not None:
             hits = self.searcher.search(topic, target.library, target.name, DOCS_PAGES)
