@@ -714,10 +714,14 @@ class LlmsTxt:
     def __init__(self, index: DocsIndex) -> None:
         self.index = index
 
-    @staticmethod
-    def _label(request: Request) -> tuple[str, str | None]:
+    async def _version(self, request: Request, fn: Callable[..., Any]) -> Any:
+        """``fn(library, version)`` for the path's ``LIBRARY@VERSION`` on a worker thread, or the failure as a
+        plain-text response."""
         library, sep, version = request.path_params["label"].partition("@")
-        return library, (version if sep else None)
+        try:
+            return await Pages.call(fn, library, version if sep else None)
+        except _FAILURES as e:
+            return PlainResponse(getattr(e, "status", 503), str(e))
 
     async def root(self, request: Request) -> Response:
         try:
@@ -734,11 +738,10 @@ class LlmsTxt:
     async def version(self, request: Request) -> Response:
         from docsbot.service.docs import llms_txt
 
-        library, version = self._label(request)
-        try:
-            target, pages = await Pages.call(self.index.page_list, library, version)
-        except _FAILURES as e:
-            return PlainResponse(getattr(e, "status", 503), str(e))
+        answer = await self._version(request, self.index.page_list)
+        if isinstance(answer, Response):
+            return answer
+        target, pages = answer
         label = store.version_label(target.library, target.name)
         full = f"/docs/{urllib.parse.quote(label, safe='@')}/llms-full.txt"
         text = llms_txt(label, without_credentials(target.root_url), pages, full)
@@ -749,11 +752,10 @@ class LlmsTxt:
 
         from docsbot.service.docs import llms_full
 
-        library, version = self._label(request)
-        try:
-            target, pages = await Pages.call(self.index.export_pages, library, version)
-        except _FAILURES as e:
-            return PlainResponse(getattr(e, "status", 503), str(e))
+        answer = await self._version(request, self.index.export_pages)
+        if isinstance(answer, Response):
+            return answer
+        target, pages = answer
         label = store.version_label(target.library, target.name)
         # a sync iterator: Starlette reads it on worker threads, a server-side cursor behind it
         return StreamingResponse(

@@ -401,6 +401,7 @@ def test_llms_txt_for_every_indexed_version_current_after_a_refresh(indexed, ser
     full = get(f"{base}/docs/testdocs@1.0/llms-full.txt").text
     assert f"# Guide\n\nSource: {indexed.url}/docs/guide.html\n\n" in full and "Install the library with pip." in full
     assert get(f"{base}/docs/nope@1.0/llms.txt").status_code == 404
+    assert get(f"{base}/docs/testdocs@1.0%00/llms-full.txt").status_code == 400  # not the database's error
     indexed.site.put("/docs/guide.html", html_page("Guide", "<h2>Install</h2><p>Install it with uv now.</p>"))
     assert crawl(library="testdocs", version="1.0", mode="refresh").returncode == 0
     full = get(f"{base}/docs/testdocs@1.0/llms-full.txt").text

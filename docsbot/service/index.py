@@ -591,6 +591,7 @@ class DocsIndex:
             raise Forbidden(f"{what} is disabled: this server is read-only")
 
     def _one_version(self, library: str, version: str | None) -> store.VersionRow:
+        check_text(library=library, version=version)
         versions = self.searcher.versions(library, version)
         if len(versions) > 1:
             names = ", ".join(repr(v.name) for v in versions)
