@@ -659,13 +659,19 @@ def test_postgres_restarted_during_the_end_of_a_run_the_run_retries_and_finishes
                 held_lock(url, "SELECT 1 FROM pages WHERE id = %s FOR UPDATE", gone_id),
                 "DELETE FROM pages",
             )
+        if step == "finish_run":
+            # The run's row must still be open when the test locks it: a refresh of six unchanged pages can end
+            # between the test seeing the row and locking it on a loaded machine, so each page answers 3 s late.
+            site.slow.update({f"/docs/p{i}.html": 3.0 for i in range(6)})
         log = tmp_path / "refresh.log"
         proc = start_crawl(env, "library=testdocs", "version=1.0", "mode=refresh", log=log)
         try:
             if step == "finish_run":
                 wait_for(lambda: _open_run(url) is not None)
+                run_id = _open_run(url)
                 statement = "UPDATE crawl_runs SET finished_at"
-                lock = held_lock(url, "SELECT 1 FROM crawl_runs WHERE id = %s FOR NO KEY UPDATE", _open_run(url))
+                lock = held_lock(url, "SELECT 1 FROM crawl_runs WHERE id = %s FOR NO KEY UPDATE", run_id)
+                assert _open_run(url) == run_id, "the refresh ended before the test could lock its run"
             wait_for(lambda: waiting_on_lock(url, statement), timeout=120)
             restart(private_pg)
             code = proc.wait(timeout=180)
