@@ -156,6 +156,14 @@ def _index(*, write: bool = False) -> DocsIndex:
     return DocsIndex(settings, store.resolve_dsn(settings), allow_writes=write, pool_size=1)
 
 
+_VECTOR_INDEX = {
+    "hnsw": "its own HNSW graph ({mb:.1f} MB)",
+    "building": "exact scan while its HNSW graph is built",
+    "exact": "exact scan (no HNSW graph yet: the next crawl or `docsbot db migrate` builds it)",
+    "none": "none",
+}
+
+
 def cmd_status(args: argparse.Namespace) -> int:
     from docsbot import store
     from docsbot.vectors import describe_progress
@@ -173,6 +181,8 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(f"{label}  {v.root_url}" + ("  (a run is in progress)" if v.refreshing else ""))
         defined = f" + {v.definitions} definitions" if v.definitions else ""
         print(f"  {v.pages} pages, {v.chunks} chunks{defined}, {v.vectors} with a vector, model {v.embedding_model}")
+        if v.embedding_model:
+            print(f"  vector search: {_VECTOR_INDEX[v.vector_index].format(mb=v.vector_index_bytes / 1e6)}")
         if v.vectors_waiting or v.embedding:
             work = v.embedding
             rate = work["rate"] if work else None
@@ -622,6 +632,7 @@ def cmd_db_migrate(args: argparse.Namespace) -> int:
     settings = _settings()
     with store.connect(store.resolve_dsn(settings), retry=store.RetryPolicy.from_settings(settings)) as conn:
         applied = store.migrate(conn)
+    store.ensure_vector_indexes(store.resolve_dsn(settings))
     print(f"applied migrations {', '.join(applied)}" if applied else "the database schema is up to date")
     return 0
 

@@ -37,6 +37,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import psycopg
 from scrapy import signals
 from scrapy.exceptions import CloseSpider, DontCloseSpider, DropItem, NotConfigured
 from scrapy.utils.conf import build_component_list
@@ -67,7 +68,6 @@ from docsbot.vectors import EmbeddingWorker, FillStats, ModelRunner, describe_pr
 if TYPE_CHECKING:
     from datetime import timedelta
 
-    import psycopg
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
     from twisted.python.failure import Failure
@@ -322,6 +322,15 @@ class IndexRun:
 
     # --- setup: a failure here stops `scrapy crawl` (exit code 1) before anything is written ---
 
+    @staticmethod
+    def _ensure_vector_indexes(dsn: str) -> None:
+        """The version's own HNSW graph, and any other a database needs (docsbot.store.vector_index). Without
+        one a version is searched by an exact scan, so a failure here is worth a warning, not the run."""
+        try:
+            store.ensure_vector_indexes(dsn)
+        except psycopg.Error as exc:
+            logger.warning("the vector indexes could not be built (%s); searches scan vectors exactly", exc)
+
     def _setup(self, crawler: Crawler, args: CrawlArguments) -> IndexContext:
         settings = crawler.settings
         embedder = load_embedder(settings)  # raises EmbeddingModelError now if the model is not provisioned
@@ -363,6 +372,8 @@ class IndexRun:
                 if existing is None:
                     self._lock = store.lock_version(dsn, version)
             store.bind_model(conn, version, embedder.name, lambda: embedder.dim)
+        # After the connection's transaction ended: a CREATE INDEX CONCURRENTLY waits for every older one
+        self._ensure_vector_indexes(dsn)
         # The gone answers must reach the spider: Scrapy's HttpErrorMiddleware (built after this extension, while
         # settings are still open) drops other non-2xx responses.
         allowed = set(settings.getlist("HTTPERROR_ALLOWED_CODES")) | gone

@@ -334,11 +334,16 @@ def test_docsbot_status_and_delete(crawl, docsite, db, database_url):
     status = cli("status")
     assert status.returncode == 0
     assert "testdocs@1.0" in status.stdout and "5 pages" in status.stdout and "full" in status.stdout
+    # the crawl built the version's own HNSW graph (docsbot.store.vector_index), and status says so
+    assert "vector search: its own HNSW graph (" in status.stdout, status.stdout
+    graphs = "SELECT count(*) FROM pg_indexes WHERE indexname ~ '^documents_embedding_v[0-9]+_hnsw_idx$'"
+    assert db.execute(graphs).fetchone()[0] == 1
     assert cli("delete", "--library", "testdocs", "--version", "2.0").returncode == 1
     deleted = cli("delete", "--library", "testdocs", "--version", "1.0")
     assert deleted.returncode == 0 and "5 pages" in deleted.stdout
     assert db.execute("SELECT count(*) FROM pages").fetchone()[0] == 0
     assert db.execute("SELECT count(*) FROM documents").fetchone()[0] == 0
+    assert db.execute(graphs).fetchone()[0] == 0  # its graph went with it
     assert cli("status").returncode == 1
 
 

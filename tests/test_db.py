@@ -68,22 +68,13 @@ def test_migrations_are_recorded_and_idempotent(conn):
     assert "documents_fts_idx" not in indexes  # unread since BM25 postings; every chunk write paid for it
 
 
-def test_vector_index_is_hnsw_per_dimension_and_used_by_search(conn, database_url):
-    version = make_version(conn)
-    definition = conn.execute(
-        "SELECT indexdef FROM pg_indexes WHERE indexname = 'documents_embedding_384_hnsw_idx'"
-    ).fetchone()[0]
-    assert "hnsw" in definition and "vector_cosine_ops" in definition
-    assert version.embedding_model == HashingEmbedder.name and version.embedding_dim == 384
-    save(database_url, page_item(version.id, [f"chunk number {i} about asyncio" for i in range(20)]))
-    conn.execute("ANALYZE documents")
-    # The planner picks a sequential scan for a table this small; with it discouraged, the index is chosen only
-    # if the search query's ORDER BY expression, operator and WHERE clause match the (partial) index.
-    query = sql.SQL("EXPLAIN (COSTS OFF) " + store.ranking._SEARCH).format(dim=sql.Literal(384))
+def search_plan(conn, version_ids, seqscan=False):
+    """EXPLAIN of the production search statement over ``version_ids``."""
+    query = sql.SQL("EXPLAIN (COSTS OFF) ") + store.ranking.search_sql(384, version_ids)
     params = {
         **store.SEARCH_DEFAULTS,
         "vector": HashingEmbedder().embed(["asyncio"])[0],
-        "versions": [version.id],
+        "versions": list(version_ids),
         "text": "asyncio",
         "k": 5,
         "per_page": False,
@@ -91,9 +82,137 @@ def test_vector_index_is_hnsw_per_dimension_and_used_by_search(conn, database_ur
         "change_words": store.ranking.CHANGE_WORDS,
     }
     with conn.transaction():
-        conn.execute("SET LOCAL enable_seqscan = off")
-        plan = "\n".join(row[0] for row in conn.execute(query, params))
-    assert "Index Scan using documents_embedding_384_hnsw_idx" in plan, plan
+        if not seqscan:
+            conn.execute("SET LOCAL enable_seqscan = off")
+        return "\n".join(row[0] for row in conn.execute(query, params))
+
+
+def test_each_version_has_its_own_hnsw_index_and_search_reads_it(conn, database_url):
+    """Proves: a version's vectors are in an HNSW graph of their own (a partial index on its id), which the search
+    statement uses for that version alone; a version still without one is searched by an exact scan."""
+    one, two = make_version(conn, "lib", "1"), make_version(conn, "lib", "2")
+    assert {v: i.state for v, i in store.vector_indexes(conn).items()} == {one.id: "exact", two.id: "exact"}
+    assert store.ensure_vector_indexes(database_url)
+    indexes = store.vector_indexes(conn)
+    assert {v: (i.state, i.dim) for v, i in indexes.items()} == {one.id: ("hnsw", 384), two.id: ("hnsw", 384)}
+    definition = conn.execute(
+        "SELECT indexdef FROM pg_indexes WHERE indexname = %s", (store.vector_index.index_name(one.id),)
+    ).fetchone()[0]
+    assert "hnsw" in definition and "vector_cosine_ops" in definition
+    assert f"version_id = {one.id}" in definition and "vector_dims(embedding) = 384" in definition
+    assert one.embedding_model == HashingEmbedder.name and one.embedding_dim == 384
+    save(database_url, page_item(one.id, [f"chunk number {i} about asyncio" for i in range(20)]))
+    conn.execute("ANALYZE documents")
+    # The planner picks a sequential scan for a table this small; with it discouraged, an index is chosen only if
+    # the branch's ORDER BY expression, operator and WHERE clause match the partial index.
+    plan = search_plan(conn, [one.id])
+    assert f"Index Scan using documents_embedding_v{one.id}_hnsw_idx" in plan, plan
+    assert f"documents_embedding_v{two.id}_hnsw_idx" not in plan, plan
+    item = page_item(two.id, [f"chunk {i} about subprocesses" for i in range(20)])
+    save(database_url, item)
+    conn.execute("ANALYZE documents")
+    both = search_plan(conn, [one.id, two.id])
+    assert f"v{one.id}_hnsw_idx" in both and f"v{two.id}_hnsw_idx" in both, both
+
+
+def test_vector_indexes_follow_versions_added_and_removed_and_an_interrupted_build_is_rebuilt(conn, database_url):
+    """Proves: ensure_vector_indexes builds the graph of a version bound since, leaves the others' graphs as they
+    were (same index, not rebuilt), rebuilds an invalid leftover and drops the graph of a removed version."""
+    one = make_version(conn, "lib", "1")
+    store.ensure_vector_indexes(database_url)
+    oid = conn.execute("SELECT to_regclass(%s)::oid", (store.vector_index.index_name(one.id),)).fetchone()[0]
+    two = make_version(conn, "other", "1")
+    store.ensure_vector_indexes(database_url)
+    assert conn.execute("SELECT to_regclass(%s)::oid", (store.vector_index.index_name(one.id),)).fetchone()[0] == oid
+    assert store.vector_indexes(conn)[two.id].state == "hnsw"
+    # an interrupted CREATE INDEX CONCURRENTLY leaves an invalid index behind
+    conn.execute(
+        "UPDATE pg_index SET indisvalid = false WHERE indexrelid = to_regclass(%s)",
+        (store.vector_index.index_name(two.id),),
+    )
+    assert store.vector_indexes(conn)[two.id].state == "building"
+    store.ensure_vector_indexes(database_url)
+    assert store.vector_indexes(conn)[two.id].state == "hnsw"
+    three = make_version(conn, "third", "1")
+    store.ensure_vector_indexes(database_url)
+    store.delete_version(conn, "other", None)  # `docsbot remove` drops the graph at once
+    store.drop_version_indexes(database_url, [two.id])
+    store.delete_version(conn, "third", None)  # a version deleted otherwise: the next ensure drops its graph
+    assert index_names(conn) == {store.vector_index.index_name(one.id), store.vector_index.index_name(three.id)}
+    store.ensure_vector_indexes(database_url)
+    assert index_names(conn) == {store.vector_index.index_name(one.id)}
+
+
+def index_names(conn) -> set[str]:
+    query = "SELECT indexname FROM pg_indexes WHERE indexname LIKE 'documents_embedding%%'"
+    return {r[0] for r in conn.execute(query)}
+
+
+def test_a_database_from_before_migration_0025_gets_its_chunks_tagged_and_its_graphs_online(conn, database_url):
+    """Proves: chunks stored before migration 0025 (no version on the row) are tagged with their page's version in
+    batches, the column becomes NOT NULL, and each version gets its graph; then search finds them by vector."""
+    one, two = make_version(conn, "lib", "1"), make_version(conn, "lib", "2")
+    save(database_url, page_item(one.id, ["asyncio event loops", "coroutines and tasks"]))
+    save(database_url, page_item(two.id, ["subprocess pipes"]))
+    conn.execute("UPDATE documents SET version_id = NULL")  # as migration 0025 leaves an older database
+    old_batch = store.vector_index.BACKFILL_BATCH
+    store.vector_index.BACKFILL_BATCH = 1  # one transaction per chunk: every id range is walked
+    try:
+        store.ensure_vector_indexes(database_url)
+    finally:
+        store.vector_index.BACKFILL_BATCH = old_batch
+    tagged = conn.execute(
+        "SELECT count(*) FILTER (WHERE d.version_id = p.version_id), count(*) FROM documents d "
+        "JOIN pages p ON p.id = d.page_id"
+    ).fetchone()
+    assert tagged == (3, 3)
+    assert conn.execute(
+        "SELECT attnotnull FROM pg_attribute WHERE attrelid = 'documents'::regclass AND attname = 'version_id'"
+    ).fetchone()[0]
+    assert {i.state for i in store.vector_indexes(conn).values()} == {"hnsw"}
+    text = "coroutines and tasks"
+    hits = store.search(conn, text, HashingEmbedder().embed([text])[0], [one.id])
+    assert hits and hits[0].content == "coroutines and tasks"
+
+
+def test_a_search_limited_to_a_small_version_beside_a_large_one_finds_its_exact_nearest(conn, database_url):
+    """Proves: the vector leg of a search limited to one version returns that version's exact nearest chunks
+    even when the database holds 40 times more vectors of another version nearer to the query (with one graph
+    for all versions, the filtered scan gave up among the other version's vectors after hnsw.max_scan_tuples and
+    returned none of them)."""
+    small, large = make_version(conn, "small", "1"), make_version(conn, "large", "1")
+    rng = np.random.default_rng(7)
+    query = rng.normal(size=384).astype(np.float32)
+    # the large version's vectors are all near the query; the small version's are far from it
+    rows = [(large.id, query + rng.normal(scale=0.3, size=384).astype(np.float32)) for _ in range(2000)]
+    rows += [(small.id, rng.normal(size=384).astype(np.float32)) for _ in range(50)]
+    with conn.cursor().copy("COPY pages (version_id, url, depth) FROM STDIN") as copy:
+        for version_id in (small.id, large.id):
+            copy.write_row((version_id, f"http://h/{version_id}", 0))
+    pages = dict(conn.execute("SELECT version_id, id FROM pages").fetchall())
+    with conn.cursor().copy(
+        "COPY documents (page_id, version_id, content, sort_order, embedding) FROM STDIN (FORMAT BINARY)"
+    ) as copy:
+        copy.set_types(["bigint", "bigint", "text", "integer", "vector"])
+        for order, (version_id, vector) in enumerate(rows):
+            copy.write_row((pages[version_id], version_id, f"text {order}", order, vector))
+    store.ensure_vector_indexes(database_url)
+    conn.execute("ANALYZE documents")
+    exact = [
+        r[0]
+        for r in conn.execute(
+            "SELECT id FROM documents WHERE version_id = %s ORDER BY embedding <=> %s LIMIT 10", (small.id, query)
+        )
+    ]
+    params = {**store.SEARCH_DEFAULTS, "vector": query, "versions": [small.id], "text": "zzz", "k": 10,
+              "per_page": False, "page_kind": None, "change_words": store.ranking.CHANGE_WORDS}  # fmt: skip
+    with conn.transaction():
+        conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        # a fleet's scale in miniature: a filtered scan of one shared graph gives up after this many tuples
+        conn.execute("SET LOCAL hnsw.max_scan_tuples = 1000")
+        rows = conn.execute(store.ranking.search_sql(384, [small.id]), params).fetchall()
+    found = [r[6] for r in rows]  # the chunk ids of the hits, best first
+    assert found[:10] == exact, (found, exact)
 
 
 def test_a_page_is_written_in_one_transaction(conn, database_url):

@@ -197,6 +197,8 @@ class Fleet:
                     store.delete_version(conn, library, version)
                 finally:
                     lock.close()
+                conn.commit()
+                store.drop_version_indexes(self.dsn, [found.id])
         return problems
 
     # --- due runs ---

@@ -323,6 +323,7 @@ class DocsIndex:
             if not store.has_schema(conn):
                 return ListLibrariesResult(libraries=[])
             rows = store.version_overview(conn, runs=max(1, runs))
+            indexes = store.vector_indexes(conn)
         out = []
         for row in rows:
             waiting = row["chunks"] + row["definitions"] - row["vectors"]
@@ -351,6 +352,8 @@ class DocsIndex:
                     vectors_waiting=waiting,
                     embedding=work,
                     embedding_model=row["embedding_model"],
+                    vector_index=indexes.get(row["id"], store.VectorIndex("none")).state,
+                    vector_index_bytes=indexes.get(row["id"], store.VectorIndex("none")).bytes,
                     last_updated=iso(row["last_updated"]),
                     last_changed=iso(row["last_changed"]),
                     last_refreshed=iso(row["last_refreshed"]),
@@ -811,4 +814,5 @@ class DocsIndex:
                 lock.close()
         if not deleted:
             raise NotFound(f"nothing indexed as {version_label(library, version) if version is not None else library}")
+        store.drop_version_indexes(self.dsn, [t.id for t in targets])
         return RemoveResult(removed=[{"version": label, "pages": pages} for label, pages in deleted])

@@ -103,6 +103,12 @@ class LibraryVersion(BaseModel):
         description="while workers embed this version: workers, rate (chunks per second), seconds_left; null when none",
     )
     embedding_model: str | None
+    vector_index: str = Field(
+        "none",
+        description="how its vectors are searched: 'hnsw' (an HNSW graph of its own), 'building' (the graph is being "
+        "built: searched by an exact scan meanwhile), 'exact' (no graph: an exact scan), 'none' (no model yet)",
+    )
+    vector_index_bytes: int = Field(0, description="the size of its HNSW graph on disk, in bytes")
     last_updated: str | None = Field(None, description="when a page of it was last written in the index")
     last_changed: str | None = Field(None, description="when the text of a page of it last changed")
     last_refreshed: str | None = Field(None, description="when its last refresh ended")

@@ -58,7 +58,8 @@ from docsbot.store.runs import (
     run_state,
     version_overview,
 )
-from docsbot.store.schema import NoSchema, SchemaBehind, check_schema, ensure_vector_index, has_schema, migrate
+from docsbot.store.schema import NoSchema, SchemaBehind, check_schema, has_schema, migrate
+from docsbot.store.vector_index import VectorIndex, drop_version_indexes, ensure_vector_indexes, vector_indexes
 from docsbot.store.versions import (
     VersionRow,
     bind_model,
@@ -84,6 +85,7 @@ __all__ = [
     "SearchHit",
     "SeedFile",
     "StoreUnavailable",
+    "VectorIndex",
     "VersionRow",
     "bind_model",
     "change_counts",
@@ -93,7 +95,8 @@ __all__ = [
     "crawl_run",
     "database_now",
     "delete_version",
-    "ensure_vector_index",
+    "drop_version_indexes",
+    "ensure_vector_indexes",
     "find_pages",
     "find_version",
     "run_of_launch",
@@ -118,6 +121,7 @@ __all__ = [
     "symbol_keys",
     "upsert_version",
     "version_label",
+    "vector_indexes",
     "version_overview",
     "version_pages",
     "overview_pages",

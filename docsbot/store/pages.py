@@ -330,10 +330,10 @@ class PageStore:
             await conn.execute("DELETE FROM documents WHERE page_id = %s", (page_id,))
             reused = waiting = 0
             async with conn.cursor().copy(
-                "COPY documents (page_id, content, context, metadata, sort_order, embedding, embed_hash, kind) "
-                "FROM STDIN (FORMAT BINARY)"
+                "COPY documents (page_id, version_id, content, context, metadata, sort_order, embedding, embed_hash, "
+                "kind) FROM STDIN (FORMAT BINARY)"
             ) as copy:
-                copy.set_types(["bigint", "text", "text", "jsonb", "integer", "vector", "text", "int2"])
+                copy.set_types(["bigint", "bigint", "text", "text", "jsonb", "integer", "vector", "text", "int2"])
                 for order, chunk in enumerate(item.chunks):
                     meta: dict[str, Any] = {"heading_path": chunk.heading_path}
                     if getattr(chunk, "anchor", None):
@@ -349,7 +349,17 @@ class PageStore:
                     elif chunk.embedding is None:
                         reused += 1
                     await copy.write_row(
-                        (page_id, chunk.content, chunk.context, Jsonb(meta), order, vector, chunk.embed_hash, kind)
+                        (
+                            page_id,
+                            item.version_id,
+                            chunk.content,
+                            chunk.context,
+                            Jsonb(meta),
+                            order,
+                            vector,
+                            chunk.embed_hash,
+                            kind,
+                        )
                     )
             await self._save_page_extras(conn, item, page_id)
             return SavedPage(page_id, reused, waiting)

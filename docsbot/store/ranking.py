@@ -58,6 +58,10 @@ class SearchHit:
 # Ranking knobs of :func:`search`, tuned on `make eval` (eval/run.py --param NAME=VALUE to try others).
 SEARCH_DEFAULTS: dict[str, Any] = {
     "candidates": 50,  # nearest chunks by vector
+    # HNSW candidate list of each version's graph (pgvector's hnsw.ef_search): 200 against an exact scan on make
+    # eval's queries: recall@10 1.0 at every query, recall@50 0.92 at worst (ef_search 50: 0.70 and 0.70), about
+    # 1 ms a query either way (bench/fleet_scale.py)
+    "ef_search": 200,
     "lex_candidates": 50,  # best chunks by BM25
     "rrf_k": 60,  # reciprocal rank fusion: score = w / (rrf_k + rank)
     "w_vec": 1.0,
@@ -128,20 +132,13 @@ WITH stats AS MATERIALIZED (
     WHERE (SELECT count(*) FROM documents d JOIN pages p ON p.id = d.page_id
            WHERE d.embedding IS NULL AND p.version_id = s.version_id) <= (1 - %(vector_share)s) * s.docs
 ), nearest AS MATERIALIZED (
-    -- ORDER BY + LIMIT straight over the HNSW scan (the version is a filter, not a join, so the iterative scan
-    -- stops after `candidates` rows); relaxed order, re-sorted below (pgvector's advice). `page_id + 0` keeps
-    -- the planner from scanning documents_page_id_idx and sorting every chunk of the version instead. The pages
-    -- are found by the versions asked for (a constant the planner estimates: the (version_id, url) index), then
-    -- kept if their version is ranked by vector; by vec_versions alone it guessed a third of the table and read
-    -- every page of a 44,000-page fleet (35 ms of a 56 ms query).
-    -- Chunks and definitions share the scan; each kind is ranked among its own (a definition's short text is
-    -- nearer to a question about it than any chunk is, and would crowd the chunks out of one list).
-    SELECT d.id, d.kind, d.embedding::vector({dim}) <=> %(vector)s::vector({dim}) AS distance
-    FROM documents d
-    WHERE d.page_id + 0 = ANY(ARRAY(SELECT id FROM pages
-                                    WHERE version_id = ANY(%(versions)s::bigint[])
-                                      AND version_id = ANY(ARRAY(SELECT version_id FROM vec_versions))))
-      AND vector_dims(d.embedding) = {dim}
+    -- The nearest chunks and definitions of each version through its own HNSW graph (docsbot.store.vector_index:
+    -- a partial index per version, which the planner uses because each branch names its version as a constant),
+    -- then the nearest of them all. A branch runs only if its version is ranked by vector (a one-time filter).
+    -- Relaxed order, re-sorted here (pgvector's advice). Chunks and definitions share the scan; each kind is
+    -- ranked among its own below (a definition's short text is nearer to a question about it than any chunk is,
+    -- and would crowd the chunks out of one list).
+    SELECT id, kind, distance FROM ({per_version}) AS u
     ORDER BY distance LIMIT %(candidates)s + %(def_candidates)s
 ), vec AS (
     SELECT id, kind, rank, distance FROM (
@@ -328,6 +325,29 @@ UNION ALL
 """
 
 
+# One branch of `nearest` per version searched: the version's id a constant, so that the planner can prove the
+# predicate of its partial HNSW index (a parameter or a join would leave it an exact scan of the version)
+_NEAREST_BRANCH = """(
+    SELECT d.id, d.kind, d.embedding::vector({dim}) <=> %(vector)s::vector({dim}) AS distance
+    FROM documents d
+    WHERE d.version_id = {version} AND vector_dims(d.embedding) = {dim}
+      AND {version} = ANY(ARRAY(SELECT version_id FROM vec_versions))
+    ORDER BY distance LIMIT %(candidates)s + %(def_candidates)s
+)"""
+_NO_BRANCH = "SELECT NULL::bigint AS id, NULL::smallint AS kind, NULL::float8 AS distance WHERE false"
+
+
+def search_sql(dim: int, version_ids: Iterable[int]) -> sql.Composed:
+    """The hybrid search statement for query vectors of ``dim`` dimensions over ``version_ids`` (one vector branch
+    per version, see :mod:`docsbot.store.vector_index`); its parameters are :func:`search`'s."""
+    branches = [
+        sql.SQL(_NEAREST_BRANCH).format(dim=sql.Literal(int(dim)), version=sql.Literal(int(v)))
+        for v in sorted(set(version_ids))
+    ]
+    per_version = sql.SQL(" UNION ALL ").join(branches) if branches else sql.SQL(_NO_BRANCH)
+    return sql.SQL(_SEARCH).format(dim=sql.Literal(int(dim)), per_version=per_version)
+
+
 def search(
     conn: psycopg.Connection,
     query: str,
@@ -367,14 +387,16 @@ def search(
     if unknown:
         raise TypeError(f"unknown search parameters: {', '.join(sorted(unknown))}")
     params = {**SEARCH_DEFAULTS, **tuning}
+    version_ids = list(version_ids)
     dim = int(vector.shape[0])
     if conn.adapters.types.get("vector") is None:  # a pooled connection opened before anything was indexed
         register_vector(conn)
     with conn.transaction():
         conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(max(40, params["candidates"]))))
+        ef_search = max(int(params["ef_search"]), params["candidates"] + params["def_candidates"])
+        conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(min(ef_search, 1000))))
         rows = conn.execute(
-            sql.SQL(_SEARCH).format(dim=sql.Literal(dim)),
+            search_sql(dim, version_ids),
             {
                 **params,
                 "vector": vector,

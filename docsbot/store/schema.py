@@ -11,11 +11,10 @@ from importlib.resources import files
 
 import psycopg
 from pgvector.psycopg import register_vector
-from psycopg import sql
 
 from docsbot.store.connection import DatabaseError, one_line
 
-__all__ = ["MIGRATION_LOCK", "NoSchema", "SchemaBehind", "check_schema", "ensure_vector_index", "has_schema", "migrate"]
+__all__ = ["MIGRATION_LOCK", "NoSchema", "SchemaBehind", "check_schema", "has_schema", "migrate"]
 
 logger = logging.getLogger(__name__)
 
@@ -122,18 +121,3 @@ def check_schema(conn: psycopg.Connection) -> None:
     if newer:
         logger.warning("the database has migrations this docsbot does not know (%s): upgrade docsbot", ", ".join(newer))
     register_vector(conn)
-
-
-def ensure_vector_index(conn: psycopg.Connection, dim: int) -> None:
-    """Create the HNSW (cosine) index for ``dim``-dimensional embeddings if it does not exist.
-
-    ``documents.embedding`` has no fixed dimension, so the index is on ``embedding::vector(dim)`` restricted to
-    rows of that dimension; :func:`search` queries the same expression so the planner uses it.
-    """
-    name = sql.Identifier(f"documents_embedding_{dim}_hnsw_idx")
-    conn.execute(
-        sql.SQL(
-            "CREATE INDEX IF NOT EXISTS {} ON documents USING hnsw ((embedding::vector({})) vector_cosine_ops) "
-            "WHERE vector_dims(embedding) = {}"
-        ).format(name, sql.Literal(dim), sql.Literal(dim))
-    )

@@ -11,7 +11,6 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from docsbot.store.connection import DatabaseError, connect
-from docsbot.store.schema import MIGRATION_LOCK, ensure_vector_index
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -127,9 +126,6 @@ def bind_model(conn: psycopg.Connection, version: VersionRow, model: str, dim: C
                 "UPDATE versions SET embedding_model = %s, embedding_dim = %s WHERE id = %s",
                 (model, dimension, version.id),
             )
-            # CREATE INDEX IF NOT EXISTS races like CREATE TABLE does: two first runs of two versions at once.
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
-            ensure_vector_index(conn, dimension)
         return
     if version.embedding_model != model:
         raise DatabaseError(

@@ -1,0 +1,243 @@
+"""One HNSW graph per version: the vector indexes a search reads (migration 0025, issue 36).
+
+Each version whose model is bound (``versions.embedding_dim``) gets a partial index of its own::
+
+    documents_embedding_v<ID>_hnsw_idx ON documents USING hnsw ((embedding::vector(DIM)) vector_cosine_ops)
+        WHERE version_id = <ID> AND vector_dims(embedding) = DIM
+
+so that a search limited to a version walks a graph of that version's vectors alone (pgvector's advice for
+filtering on many distinct values: a partial index or a partition per value). A search names each version it reads
+by its id (:mod:`docsbot.store.ranking`), which is what lets the planner prove the index's predicate. A version
+without a valid index yet is still searched, exactly, through ``documents_version_idx``; adding or removing a
+version never touches the others' graphs.
+
+Everything here is DDL that must not stop readers or writers, so it runs on an autocommit connection, outside any
+transaction: ``CREATE INDEX CONCURRENTLY`` (it waits for transactions older than itself, never blocks them), a
+backfill in batches, and a ``NOT NULL`` set through a validated ``CHECK`` constraint (no table scan under an
+exclusive lock). One process does it at a time (a session advisory lock); another that finds the lock taken
+leaves the work to its holder.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+import psycopg
+from psycopg import sql
+
+from docsbot.store.connection import connect, one_line
+
+__all__ = ["VectorIndex", "drop_version_indexes", "ensure_vector_indexes", "index_name", "vector_indexes"]
+
+logger = logging.getLogger(__name__)
+
+VECTOR_INDEX_LOCK = 4_242_003  # pg_try_advisory_lock key: one process builds indexes at a time
+BACKFILL_BATCH = 20_000  # chunks tagged with their version per transaction (one id range of the primary key)
+# HNSW build memory: the graph of one version (30,000 vectors of 384 dimensions: about 70 MB) must fit, or pgvector
+# builds it on disk, several times slower
+BUILD_MEMORY = "512MB"
+DDL_LOCK_TIMEOUT = "5s"  # the brief ACCESS EXCLUSIVE steps give up rather than queue every reader behind them
+
+_INDEX = "documents_embedding_v{}_hnsw_idx"
+_INDEX_PATTERN = r"^documents_embedding_v([0-9]+)_hnsw_idx$"
+
+
+def index_name(version_id: int) -> str:
+    """The name of a version's HNSW index."""
+    return _INDEX.format(int(version_id))
+
+
+@dataclass(frozen=True)
+class VectorIndex:
+    """How a version's vectors are indexed: ``state`` is ``"hnsw"`` (its own valid graph), ``"building"`` (a
+    ``CREATE INDEX CONCURRENTLY`` has not finished: searched exactly meanwhile), ``"exact"`` (no graph: searched by
+    an exact scan of its vectors) or ``"none"`` (no model bound yet); ``bytes``: the index's size on disk."""
+
+    state: str
+    dim: int | None = None
+    bytes: int = 0
+
+
+def vector_indexes(conn: psycopg.Connection) -> dict[int, VectorIndex]:
+    """:class:`VectorIndex` of every version, by version id (read from the catalog: no lock, no scan)."""
+    rows = conn.execute(
+        """
+        SELECT v.id, v.embedding_dim, i.indisvalid, pg_relation_size(i.indexrelid)
+        FROM versions v
+        LEFT JOIN pg_class c ON c.relname = 'documents_embedding_v' || v.id || '_hnsw_idx'
+             AND c.relnamespace = current_schema()::regnamespace
+        LEFT JOIN pg_index i ON i.indexrelid = c.oid
+        """
+    ).fetchall()
+    out = {}
+    for version_id, dim, valid, size in rows:
+        if dim is None:
+            out[version_id] = VectorIndex("none")
+        elif valid is None:
+            out[version_id] = VectorIndex("exact", dim)
+        else:
+            out[version_id] = VectorIndex("hnsw" if valid else "building", dim, size or 0)
+    return out
+
+
+def ensure_vector_indexes(dsn: str) -> bool:
+    """Bring the database's vector indexes to what :mod:`docsbot.store.vector_index` describes: tag every chunk
+    with its version (the backfill of migration 0025, in batches of :data:`BACKFILL_BATCH`), make
+    ``documents.version_id`` NOT NULL, build ``documents_version_idx`` and each version's HNSW index that is missing
+    or invalid (an interrupted build), and drop the indexes of versions that no longer exist. A database already
+    there costs one catalog query.
+
+    Returns False when another process holds the work (it does it), True otherwise. Raises ``psycopg.Error`` on a
+    database failure: nothing is half-done by one (each step is a statement of its own, and the next call goes on
+    from where this one stopped)."""
+    with connect(dsn, autocommit=True) as conn:
+        todo = _todo(conn)
+        if not todo.any():
+            return True
+        if not conn.execute("SELECT pg_try_advisory_lock(%s)", (VECTOR_INDEX_LOCK,)).fetchone()[0]:
+            logger.info("another process is building the vector indexes; this one goes on without waiting")
+            return False
+        try:
+            # twice: a version bound while the first pass ran (its run found the lock taken) is built by the second
+            for _ in range(2):
+                todo = _todo(conn)
+                if not todo.any():
+                    break
+                _build(conn, todo)
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(%s)", (VECTOR_INDEX_LOCK,))
+    return True
+
+
+@dataclass
+class _Todo:
+    untagged: bool
+    not_null: bool
+    version_index: bool
+    build: list[tuple[int, int, bool]]  # (version id, dimension, an invalid index exists)
+    orphans: list[str]
+
+    def any(self) -> bool:
+        return self.untagged or self.not_null or self.version_index or bool(self.build or self.orphans)
+
+
+def _todo(conn: psycopg.Connection) -> _Todo:
+    not_null = conn.execute(
+        "SELECT attnotnull FROM pg_attribute WHERE attrelid = 'documents'::regclass AND attname = 'version_id'"
+    ).fetchone()[0]
+    has_version_index = conn.execute(
+        "SELECT i.indisvalid FROM pg_index i WHERE i.indexrelid = to_regclass('documents_version_idx')"
+    ).fetchone()
+    indexes = vector_indexes(conn)
+    build = [(v, i.dim, i.state == "building") for v, i in indexes.items() if i.state in ("exact", "building")]
+    known = set(indexes)
+    orphans = [
+        name
+        for name, version_id in conn.execute(
+            "SELECT relname, substring(relname from %s)::bigint FROM pg_class "
+            "WHERE relkind = 'i' AND relnamespace = current_schema()::regnamespace AND relname ~ %s",
+            (_INDEX_PATTERN, _INDEX_PATTERN),
+        )
+        if version_id not in known
+    ]
+    return _Todo(
+        untagged=not not_null,
+        not_null=not not_null,
+        version_index=not (has_version_index and has_version_index[0]),
+        build=sorted(build),
+        orphans=orphans,
+    )
+
+
+def _build(conn: psycopg.Connection, todo: _Todo) -> None:
+    started = time.perf_counter()
+    if todo.untagged:
+        _backfill(conn)
+    if todo.not_null:
+        _set_not_null(conn)
+    if todo.version_index:
+        conn.execute("DROP INDEX CONCURRENTLY IF EXISTS documents_version_idx")  # an interrupted build: invalid
+        conn.execute("CREATE INDEX CONCURRENTLY documents_version_idx ON documents (version_id)")
+    set_build_session(conn)
+    for version_id, dim, invalid in todo.build:
+        build_version_index(conn, version_id, dim, replace_invalid=invalid)
+    for name in todo.orphans:
+        conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(name)))
+    logger.info(
+        "vector indexes: %d version graph(s) built, %d of removed versions dropped (%.1f s)",
+        len(todo.build),
+        len(todo.orphans),
+        time.perf_counter() - started,
+    )
+
+
+def drop_version_indexes(dsn: str, version_ids: list[int]) -> None:
+    """Drop the HNSW indexes of removed versions (``DROP INDEX CONCURRENTLY``: no reader or writer waits). Left
+    behind, an empty index costs nothing but a predicate test per chunk written, and the next
+    :func:`ensure_vector_indexes` drops it; removing a version drops it at once."""
+    with connect(dsn, autocommit=True) as conn:
+        for version_id in version_ids:
+            conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(index_name(version_id))))
+
+
+def set_build_session(conn: psycopg.Connection) -> None:
+    """What a graph build's session needs: :data:`BUILD_MEMORY`, and no parallel workers: one backend builds, so
+    that a crawl and the searches keep the other cores (on two cores a parallel build made searches 2.4 times
+    slower meanwhile; one backend builds 30,000 vectors in about 10 s, beside a model that embeds them in minutes)."""
+    conn.execute(sql.SQL("SET maintenance_work_mem = {}").format(sql.Literal(BUILD_MEMORY)))
+    conn.execute("SET max_parallel_maintenance_workers = 0")
+
+
+def build_version_index(conn: psycopg.Connection, version_id: int, dim: int, *, replace_invalid: bool = False) -> None:
+    """``CREATE INDEX CONCURRENTLY`` the version's HNSW index (``conn``: autocommit, in no transaction; it waits for
+    the transactions older than itself, so the caller's other connections must not hold one open). Does nothing if
+    a valid one exists; ``replace_invalid``: drop the invalid leftover of an interrupted build first."""
+    name = sql.Identifier(index_name(version_id))
+    if replace_invalid:
+        conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(name))
+    started = time.perf_counter()
+    conn.execute(
+        sql.SQL(
+            "CREATE INDEX CONCURRENTLY IF NOT EXISTS {} ON documents USING hnsw ((embedding::vector({dim})) "
+            "vector_cosine_ops) WHERE version_id = {version} AND vector_dims(embedding) = {dim}"
+        ).format(name, dim=sql.Literal(int(dim)), version=sql.Literal(int(version_id)))
+    )
+    logger.debug("built %s in %.1f s", index_name(version_id), time.perf_counter() - started)
+
+
+def _backfill(conn: psycopg.Connection) -> None:
+    low, high = conn.execute("SELECT min(id), max(id) FROM documents WHERE version_id IS NULL").fetchone()
+    if low is None:
+        return
+    logger.info("tagging chunks with their version (migration 0025), ids %d to %d", low, high)
+    for start in range(low, high + 1, BACKFILL_BATCH):
+        conn.execute(
+            "UPDATE documents d SET version_id = p.version_id FROM pages p "
+            "WHERE p.id = d.page_id AND d.id >= %s AND d.id < %s AND d.version_id IS NULL",
+            (start, start + BACKFILL_BATCH),
+        )
+
+
+def _set_not_null(conn: psycopg.Connection) -> None:
+    """NOT NULL without scanning the table under ACCESS EXCLUSIVE: a NOT VALID check, validated under a lock that
+    lets reads and writes go on, lets SET NOT NULL skip its scan (PostgreSQL 12+)."""
+    conn.execute(sql.SQL("SET lock_timeout = {}").format(sql.Literal(DDL_LOCK_TIMEOUT)))
+    try:
+        conn.execute(
+            "ALTER TABLE documents DROP CONSTRAINT IF EXISTS documents_version_id_set, "
+            "ADD CONSTRAINT documents_version_id_set CHECK (version_id IS NOT NULL) NOT VALID"
+        )
+        conn.execute("ALTER TABLE documents VALIDATE CONSTRAINT documents_version_id_set")
+        conn.execute("ALTER TABLE documents ALTER COLUMN version_id SET NOT NULL")
+        conn.execute("ALTER TABLE documents DROP CONSTRAINT documents_version_id_set")
+    except psycopg.errors.LockNotAvailable as exc:
+        logger.warning("documents.version_id stays nullable until the next run: %s", one_line(exc))
+    except psycopg.errors.CheckViolation:
+        # a chunk written without its version between the backfill and the check (an older docsbot writing): the
+        # next call tags it and tries again
+        conn.execute("ALTER TABLE documents DROP CONSTRAINT IF EXISTS documents_version_id_set")
+        logger.warning("documents.version_id stays nullable until the next run: a chunk was written without it")
+    finally:
+        conn.execute("RESET lock_timeout")
