@@ -4,6 +4,11 @@ backend's tests (tests/test_remote_embedding.py) and its benchmark (bench/remote
     python bench/embedding_server.py --port 0 --model-dir ~/.local/share/docsbot/models/all-MiniLM-L6-v2 \\
         [--model-name NAME] [--api-key KEY] [--fail-429 N --retry-after S] [--fail-500 N] [--fail-from K]
         [--threads T] [--scale F]
+    python bench/embedding_server.py --port 0 --stand-in 5000 [--dim 384]
+
+``--stand-in RATE`` loads no model: it answers random unit vectors, one request at a time, each taking
+len(input) / RATE seconds, an accelerator's pace (issue 36: a GPU embeds all-MiniLM-L6-v2 at thousands of texts a
+second, so what docsbot does around the model becomes the limit); usage counts words.
 
 - ``POST /v1/embeddings`` with ``{"model", "input": str | [str], "encoding_format": "float" | "base64"}`` answers
   OpenAI's shape: ``{"object": "list", "data": [{"object": "embedding", "index": i, "embedding": [...]}], "model",
@@ -59,8 +64,22 @@ class EmbeddingService:
         self.api_key = args.api_key
         self.scale = args.scale
         self.retry_after = args.retry_after
-        self.embedder = FastEmbedEmbedder(args.model_name, args.model_dir, batch_size=1024, threads=args.threads)
-        self.tokenizer = self.embedder.tokenizer()
+        self.stand_in = args.stand_in
+        self.dim = args.dim
+        if self.stand_in:  # no model: vectors of noise, paced to the rate a fast accelerator answers at
+            self.embedder = self.tokenizer = None
+        else:
+            self.embedder = FastEmbedEmbedder(args.model_name, args.model_dir, batch_size=1024, threads=args.threads)
+            self.tokenizer = self.embedder.tokenizer()
+        self._rng = np.random.default_rng(0)
+        self._next = 0
+        if self.stand_in:  # 4,096 distinct unit vectors, encoded once both ways, handed out in turn
+            pool = self._rng.standard_normal((4096, self.dim), dtype=np.float32)
+            pool /= np.linalg.norm(pool, axis=1, keepdims=True)
+            self.encoded = {
+                "float": [json.dumps(v.tolist()) for v in pool],
+                "base64": [json.dumps(base64.b64encode(v.astype("<f4").tobytes()).decode()) for v in pool],
+            }
         self._model_lock = threading.Lock()
         self._lock = threading.Lock()
         self._fail_429 = args.fail_429
@@ -71,8 +90,14 @@ class EmbeddingService:
         self.stats["model_seconds"] = 0.0
 
     def load(self) -> None:
-        self.embedder.load()
-        self.embedder.embed(["warm up"])
+        if self.embedder is not None:
+            self.embedder.load()
+            self.embedder.embed(["warm up"])
+
+    def next_vector(self, n: int) -> int:
+        with self._lock:
+            start, self._next = self._next, self._next + n
+        return start
 
     def count(self, key: str, n: int = 1) -> None:
         with self._lock:
@@ -100,17 +125,25 @@ class EmbeddingService:
 
     def embed(self, texts: list[str]) -> tuple[np.ndarray, int]:
         """Vectors (times ``scale``) and the number of tokens."""
-        tokens = sum(len(e.ids) for e in self.tokenizer.encode_batch(texts))
-        with self._model_lock:
-            start = time.perf_counter()
-            vectors = self.embedder.embed(texts)
-            took = time.perf_counter() - start
+        if self.stand_in:
+            tokens = sum(len(t.split()) for t in texts)
+            with self._model_lock:  # one accelerator: requests take turns, each for its share of the rate
+                start = time.perf_counter()
+                time.sleep(len(texts) / self.stand_in)
+                took = time.perf_counter() - start
+                vectors = None
+        else:
+            tokens = sum(len(e.ids) for e in self.tokenizer.encode_batch(texts))
+            with self._model_lock:
+                start = time.perf_counter()
+                vectors = self.embedder.embed(texts)
+                took = time.perf_counter() - start
         with self._lock:
             self.stats["model_seconds"] += took
             self.stats["requests"] += 1
             self.stats["texts"] += len(texts)
             self.stats["max_batch"] = max(self.stats["max_batch"], len(texts))
-        return vectors * np.float32(self.scale), tokens
+        return (None if vectors is None else vectors * np.float32(self.scale)), tokens
 
 
 def make_handler(service: EmbeddingService) -> type[BaseHTTPRequestHandler]:
@@ -197,6 +230,9 @@ def make_handler(service: EmbeddingService) -> type[BaseHTTPRequestHandler]:
                 self._error(400, f"unknown encoding_format {encoding!r}", "invalid_request_error",
                             param="encoding_format")  # fmt: skip
                 return
+            if service.stand_in:
+                self._stand_in(texts, encoding)
+                return
             vectors, tokens = service.embed(texts)
             if encoding == "base64":  # little-endian float32, as OpenAI sends it
                 encoded: list[Any] = [base64.b64encode(v.astype("<f4").tobytes()).decode() for v in vectors]
@@ -206,13 +242,41 @@ def make_handler(service: EmbeddingService) -> type[BaseHTTPRequestHandler]:
             usage = {"prompt_tokens": tokens, "total_tokens": tokens}
             self._send(200, {"object": "list", "data": data, "model": service.model_name, "usage": usage})
 
+        def _stand_in(self, texts: list[str], encoding: str) -> None:
+            """The stand-in's answer, assembled from vectors encoded once (its own JSON would cost more CPU than
+            the client it serves)."""
+            _, tokens = service.embed(texts)
+            pool = service.encoded[encoding]
+            start = service.next_vector(len(texts))
+            items = ",".join(
+                f'{{"object":"embedding","index":{i},"embedding":{pool[(start + i) % len(pool)]}}}'
+                for i in range(len(texts))
+            )
+            usage = json.dumps({"prompt_tokens": tokens, "total_tokens": tokens})
+            body = (
+                f'{{"object":"list","data":[{items}],"model":{json.dumps(service.model_name)},"usage":{usage}}}'
+            ).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
     return Handler
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (0: a free one, printed)")
-    parser.add_argument("--model-dir", required=True, help="an exported ONNX model directory (`make model`)")
+    parser.add_argument("--model-dir", help="an exported ONNX model directory (`make model`)")
+    parser.add_argument(
+        "--stand-in",
+        type=float,
+        default=0.0,
+        metavar="RATE",
+        help="no model: answer random unit vectors at RATE texts per second (one request at a time)",
+    )
+    parser.add_argument("--dim", type=int, default=384, help="the stand-in's vector dimension")
     parser.add_argument("--model-name", default=DEFAULT_MODEL, help="the model name clients must send")
     parser.add_argument("--api-key", help="the Bearer key clients must send (default: none asked)")
     parser.add_argument("--fail-429", type=int, default=0, help="answer the first N embedding requests 429")
@@ -222,6 +286,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=None, help="onnxruntime threads (default: every core)")
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every vector by this (1: normalized)")
     args = parser.parse_args(argv)
+    if not args.model_dir and not args.stand_in:
+        parser.error("--model-dir or --stand-in RATE is required")
     service = EmbeddingService(args)
     service.load()
     server = ThreadingHTTPServer(("127.0.0.1", args.port), make_handler(service))

@@ -2,7 +2,11 @@
 the queue at ≥ 0.85× the rate a plain client gets from the same endpoint on the same chunks).
 
     python bench/remote.py [--site DIR] [--root library/asyncio.html] [--pages 12] [--batch-size 32]
-                           [--concurrency 4] [--claim 256] [--repeat 2] [--threads T]
+                           [--concurrency 4] [--claim 256] [--repeat 2] [--threads T] [--stand-in RATE]
+
+With ``--stand-in RATE`` the endpoint loads no model and answers RATE texts a second (bench/embedding_server.py's
+stand-in for an accelerator; issue 36's target: docsbot ≥ 0.8x of 5,000 texts/s): what is measured is docsbot's own
+path around the model (claims, HTTP round trips, decoding, writing the vectors and their HNSW graph).
 
 1. Serves ``--site`` (default: Debian's Python 3.11 HTML docs) with bench/static_server.py, starts a fresh embedded
    PostgreSQL in ``--workdir`` and bench/embedding_server.py (the local ONNX model behind an OpenAI-compatible
@@ -53,6 +57,7 @@ from docsbot.embedding import DEFAULT_MODEL, DEFAULT_MODEL_DIRNAME  # noqa: E402
 from docsbot.settings import DOCSBOT_MODELS_DIR  # noqa: E402
 
 TARGET = 0.85
+STAND_IN_TARGET = 0.8  # issue 36: against an endpoint at a GPU's pace (--stand-in 5000)
 _EMBEDDED = re.compile(r"embedded (\d+) texts, (\d+) chunks given a vector .* in ([\d.]+) s")
 
 
@@ -158,7 +163,11 @@ class RemoteBench:
         self.procs.append(subprocess.Popen([*static, str(self.work / "access.log")]))
         self.site_url = f"http://127.0.0.1:{port}/"
         model_dir = Path(DOCSBOT_MODELS_DIR) / DEFAULT_MODEL_DIRNAME
-        server = [sys.executable, str(ROOT / "bench/embedding_server.py"), "--port", "0", "--model-dir", str(model_dir)]
+        server = [sys.executable, str(ROOT / "bench/embedding_server.py"), "--port", "0"]
+        if self.args.stand_in:
+            server += ["--stand-in", str(self.args.stand_in)]
+        else:
+            server += ["--model-dir", str(model_dir)]
         if self.args.threads:
             server += ["--threads", str(self.args.threads)]
         embedding = subprocess.Popen(server, stdout=subprocess.PIPE, text=True)
@@ -256,7 +265,15 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=2, help="alternations of the plain client and docsbot embed")
     parser.add_argument("--threads", type=int, help="the embedding server's onnxruntime threads (default: all)")
     parser.add_argument("--workdir", default=str(ROOT / ".build/bench-remote"))
+    parser.add_argument(
+        "--stand-in",
+        type=float,
+        default=0.0,
+        metavar="RATE",
+        help="an endpoint answering RATE texts/s with no model (a GPU's pace; target 0.8x)",
+    )
     args = parser.parse_args()
+    target = STAND_IN_TARGET if args.stand_in else TARGET
     bench = RemoteBench(args)
     try:
         bench.setup()
@@ -278,10 +295,10 @@ def main() -> int:
     ratio = statistics.median(r.rate for r in docsbot) / statistics.median(r.rate for r in endpoint)
     pairs = statistics.median(d.rate / e.rate for d, e in zip(docsbot, endpoint, strict=True))
     shares = statistics.median(d.model_share for d in docsbot) / statistics.median(e.model_share for e in endpoint)
-    verdict = "met" if ratio >= TARGET else "NOT met"
+    verdict = "met" if ratio >= target else "NOT met"
     print(
         f"docsbot / endpoint: {ratio:.2f} (medians of the rates), {pairs:.2f} (median of adjacent pairs), "
-        f"{shares:.2f} (shares of the model's own rate); target ≥ {TARGET}: {verdict}"
+        f"{shares:.2f} (shares of the model's own rate); target ≥ {target}: {verdict}"
     )
     return 0
 

@@ -100,6 +100,7 @@ def test_each_version_has_its_own_hnsw_index_and_search_reads_it(conn, database_
     ).fetchone()[0]
     assert "hnsw" in definition and "vector_cosine_ops" in definition
     assert f"version_id = {one.id}" in definition and "vector_dims(embedding) = 384" in definition
+    assert "m='24'" in definition and "ef_construction='128'" in definition
     assert one.embedding_model == HashingEmbedder.name and one.embedding_dim == 384
     save(database_url, page_item(one.id, [f"chunk number {i} about asyncio" for i in range(20)]))
     conn.execute("ANALYZE documents")

@@ -58,10 +58,13 @@ class SearchHit:
 # Ranking knobs of :func:`search`, tuned on `make eval` (eval/run.py --param NAME=VALUE to try others).
 SEARCH_DEFAULTS: dict[str, Any] = {
     "candidates": 50,  # nearest chunks by vector
-    # HNSW candidate list of each version's graph (pgvector's hnsw.ef_search): 200 against an exact scan on make
-    # eval's queries: recall@10 1.0 at every query, recall@50 0.92 at worst (ef_search 50: 0.70 and 0.70), about
-    # 1 ms a query either way (bench/fleet_scale.py)
-    "ef_search": 200,
+    # HNSW candidate list of each version's graph (pgvector's hnsw.ef_search). Against an exact scan, make eval's
+    # queries on 25 versions of a 100-version fleet (bench/fleet_scale.py, 1,000 query × version pairs): ef_search
+    # 200, recall@10 0.90 at worst; 500, 1.0 (recall@50 0.96 at worst), a few ms a version. A search of more than
+    # `ef_wide_versions` versions walks that many graphs: ef_search_wide each
+    "ef_search": 500,
+    "ef_search_wide": 200,
+    "ef_wide_versions": 8,
     "lex_candidates": 50,  # best chunks by BM25
     "rrf_k": 60,  # reciprocal rank fusion: score = w / (rrf_k + rank)
     "w_vec": 1.0,
@@ -393,7 +396,8 @@ def search(
         register_vector(conn)
     with conn.transaction():
         conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        ef_search = max(int(params["ef_search"]), params["candidates"] + params["def_candidates"])
+        ef = params["ef_search"] if len(version_ids) <= params["ef_wide_versions"] else params["ef_search_wide"]
+        ef_search = max(int(ef), params["candidates"] + params["def_candidates"])
         conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(min(ef_search, 1000))))
         rows = conn.execute(
             search_sql(dim, version_ids),
