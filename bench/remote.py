@@ -57,6 +57,7 @@ from docsbot.embedding import DEFAULT_MODEL, DEFAULT_MODEL_DIRNAME  # noqa: E402
 from docsbot.settings import DOCSBOT_MODELS_DIR  # noqa: E402
 
 TARGET = 0.85
+_GRAPH = re.compile(r"vector indexes: 1 version graph\(s\) built, .* \(([\d.]+) s\)")
 STAND_IN_TARGET = 0.8  # issue 36: against an endpoint at a GPU's pace (--stand-in 5000)
 _EMBEDDED = re.compile(r"embedded (\d+) texts, (\d+) chunks given a vector .* in ([\d.]+) s")
 
@@ -236,8 +237,16 @@ class RemoteBench:
 
     def docsbot_run(self, index: int, texts: int) -> Run:
         """`docsbot embed` draining the queue, every vector reset first."""
-        with self.conn() as conn:
+        with self.conn() as conn:  # a first index's queue: every vector waiting, no graph yet
             conn.execute("UPDATE documents SET embedding = NULL")
+            for (name,) in conn.execute(
+                "SELECT indexname FROM pg_indexes WHERE indexname ~ '^documents_embedding_v[0-9]+_hnsw_idx$'"
+            ).fetchall():
+                conn.execute(f"DROP INDEX {name}")
+            conn.execute("VACUUM documents")
+            # the reset's WAL written out now, not by a checkpoint in the middle of the run (it made runs 2-5x
+            # slower at random: 6.4 s, 15.6 s, 26.7 s for the same drain)
+            conn.execute("CHECKPOINT")
         before, usage = self.stats(), resource.getrusage(resource.RUSAGE_CHILDREN)
         cmd = [sys.executable, "-m", "docsbot.cli", "embed", "--claim", str(self.args.claim), "--progress", "3600"]
         result = subprocess.run(cmd, cwd=ROOT, env=self.env, capture_output=True, text=True)
@@ -249,8 +258,15 @@ class RemoteBench:
         if result.returncode != 0 or found is None or "0 chunks still wait" not in result.stdout:
             raise SystemExit(f"bench/remote.py: docsbot embed failed ({result.returncode}): {result.stderr[-2000:]}")
         embedded, took = int(found.group(1)), float(found.group(3))
-        if embedded != texts or after["texts"] - before["texts"] != texts + 1:  # + its probe
-            raise SystemExit(f"bench/remote.py: docsbot embedded {embedded} texts, the plain client sent {texts}")
+        graph = _GRAPH.search(result.stderr)
+        if graph:
+            print(f"  then the version's HNSW graph, built in {float(graph.group(1)):.1f} s", flush=True)
+        # Two claims in flight at once may hold chunks of one text each and both embed it (neither's vector is
+        # stored yet): a few more texts than the plain client's, never fewer
+        sent = after["texts"] - before["texts"] - 1  # - its probe
+        if not texts <= embedded <= texts * 1.01 or sent != embedded:
+            raise SystemExit(f"bench/remote.py: docsbot embedded {embedded} texts (sent {sent}), the plain client "
+                             f"sent {texts}")  # fmt: skip
         return Run(embedded, took, after["model_seconds"] - before["model_seconds"], cpu)
 
 

@@ -159,7 +159,8 @@ def _index(*, write: bool = False) -> DocsIndex:
 _VECTOR_INDEX = {
     "hnsw": "its own HNSW graph ({mb:.1f} MB)",
     "building": "exact scan while its HNSW graph is built",
-    "exact": "exact scan (no HNSW graph yet: the next crawl or `docsbot db migrate` builds it)",
+    "exact": "exact scan (no HNSW graph yet: built once its vectors are in, by the crawl or `docsbot embed` that "
+    "gives them, or `docsbot db migrate`)",
     "none": "none",
 }
 
@@ -703,6 +704,8 @@ def cmd_embed(args: argparse.Namespace) -> int:
     took = time.monotonic() - started
     left = worker.waiting or 0
     rate = stats.written / took if took else 0.0
+    if stats.written:
+        store.ensure_vector_indexes(dsn)  # the graph of a version whose vectors are now in (not counted in the rate)
     print(
         f"embedded {stats.embedded} texts, {stats.written} chunks given a vector ({stats.copied} by an equal text) in "
         f"{took:.1f} s ({rate:.1f} chunks/s); {left} chunks still wait"

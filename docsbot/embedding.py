@@ -18,6 +18,7 @@ normalization; ``tests/test_model.py`` holds the two paths equal. Indexing keeps
 from __future__ import annotations
 
 import asyncio
+import base64
 import importlib
 import json
 import logging
@@ -389,6 +390,16 @@ class FastEmbedEmbedder:
         return self._query_encoder(texts)
 
 
+def _decode_vector(value: Any) -> Any:
+    """An embedding as an OpenAI-compatible server sends it: base64 of little-endian float32s, or a list of floats."""
+    if isinstance(value, str):
+        raw = base64.b64decode(value, validate=True)
+        if len(raw) % 4:
+            raise ValueError(f"a base64 vector of {len(raw)} bytes is not float32s")
+        return np.frombuffer(raw, dtype="<f4")
+    return value
+
+
 class OpenAIEmbedder:
     """Any OpenAI-compatible ``POST /v1/embeddings`` endpoint: OpenAI itself, Hugging Face Text Embeddings
     Inference, vLLM, Ollama, LM Studio, infinity. Selected by ``DOCSBOT_EMBEDDING_URL`` (the API's base URL,
@@ -498,10 +509,18 @@ class OpenAIEmbedder:
         return EmbeddingModelError(f"embedding endpoint {where}: {what}")
 
     def _vectors(self, response: Any, count: int) -> np.ndarray:
+        """The response's vectors, L2-normalized. Asked for as base64 (little-endian float32, OpenAI's format): the
+        SDK parses a JSON list of floats into its models float by float, 2.4 ms of CPU per 384-dimension vector, 85%
+        of ``docsbot embed``'s time against a fast endpoint; a server that ignores ``encoding_format`` and answers
+        lists is read too."""
         data = sorted(response.data, key=lambda d: d.index)
         if len(data) != count:
             raise EmbeddingModelError(f"embedding endpoint {self.base_url} answered {len(data)} vectors for {count}")
-        vectors = np.asarray([d.embedding for d in data], dtype=np.float32)
+        try:
+            vectors = np.asarray([_decode_vector(d.embedding) for d in data], dtype=np.float32)
+        except ValueError as exc:  # ragged lengths, a base64 string that is not float32s
+            what = f"embedding endpoint {self.base_url} answered unreadable vectors: {exc}"
+            raise EmbeddingModelError(what) from None
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return vectors / np.maximum(norms, 1e-12)
 
@@ -513,7 +532,7 @@ class OpenAIEmbedder:
         for start in range(0, len(texts), self.batch_size):
             batch = texts[start : start + self.batch_size]
             try:
-                response = self._client().embeddings.create(model=self.name, input=batch, encoding_format="float")
+                response = self._client().embeddings.create(model=self.name, input=batch, encoding_format="base64")
             except openai.OpenAIError as exc:
                 raise self._error(exc) from exc
             out.append(self._vectors(response, len(batch)))
@@ -531,7 +550,7 @@ class OpenAIEmbedder:
         async def one(batch: list[str]) -> np.ndarray:
             async with limit:
                 try:
-                    response = await client.embeddings.create(model=self.name, input=batch, encoding_format="float")
+                    response = await client.embeddings.create(model=self.name, input=batch, encoding_format="base64")
                 except openai.OpenAIError as exc:
                     raise self._error(exc) from exc
             return self._vectors(response, len(batch))

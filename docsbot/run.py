@@ -586,6 +586,9 @@ class IndexRun:
             logger.info(
                 "%s: every page stored and searchable by text %.1f s after the start", context.label, searchable
             )
+        if not self.problems:
+            # a first index's graph, built over its vectors once they are in (blocking DDL: off the event loop)
+            await asyncio.get_running_loop().run_in_executor(None, self._ensure_vector_indexes, self._dsn)
         self._close("finished")
 
     async def _bookkeeping(self, what: str, step: Any) -> bool:

@@ -87,10 +87,22 @@ def search_plan(conn, version_ids, seqscan=False):
         return "\n".join(row[0] for row in conn.execute(query, params))
 
 
+def indexed_version(conn, database_url, library="lib", version="1", texts=None, vectors=True):
+    """A version with one page of chunks, with their vectors or (``vectors=False``) waiting for them."""
+    row = make_version(conn, library, version)
+    item = page_item(row.id, texts or [f"chunk {i} of {library} {version}" for i in range(20)])
+    if not vectors:
+        for chunk in item.chunks:
+            chunk.embedding = None
+    save(database_url, item)
+    return row
+
+
 def test_each_version_has_its_own_hnsw_index_and_search_reads_it(conn, database_url):
     """Proves: a version's vectors are in an HNSW graph of their own (a partial index on its id), which the search
     statement uses for that version alone; a version still without one is searched by an exact scan."""
-    one, two = make_version(conn, "lib", "1"), make_version(conn, "lib", "2")
+    one = indexed_version(conn, database_url, "lib", "1", [f"chunk number {i} about asyncio" for i in range(20)])
+    two = indexed_version(conn, database_url, "lib", "2", [f"chunk {i} about subprocesses" for i in range(20)])
     assert {v: i.state for v, i in store.vector_indexes(conn).items()} == {one.id: "exact", two.id: "exact"}
     assert store.ensure_vector_indexes(database_url)
     indexes = store.vector_indexes(conn)
@@ -102,16 +114,12 @@ def test_each_version_has_its_own_hnsw_index_and_search_reads_it(conn, database_
     assert f"version_id = {one.id}" in definition and "vector_dims(embedding) = 384" in definition
     assert "m='24'" in definition and "ef_construction='128'" in definition
     assert one.embedding_model == HashingEmbedder.name and one.embedding_dim == 384
-    save(database_url, page_item(one.id, [f"chunk number {i} about asyncio" for i in range(20)]))
     conn.execute("ANALYZE documents")
     # The planner picks a sequential scan for a table this small; with it discouraged, an index is chosen only if
     # the branch's ORDER BY expression, operator and WHERE clause match the partial index.
     plan = search_plan(conn, [one.id])
     assert f"Index Scan using documents_embedding_v{one.id}_hnsw_idx" in plan, plan
     assert f"documents_embedding_v{two.id}_hnsw_idx" not in plan, plan
-    item = page_item(two.id, [f"chunk {i} about subprocesses" for i in range(20)])
-    save(database_url, item)
-    conn.execute("ANALYZE documents")
     both = search_plan(conn, [one.id, two.id])
     assert f"v{one.id}_hnsw_idx" in both and f"v{two.id}_hnsw_idx" in both, both
 
@@ -119,10 +127,10 @@ def test_each_version_has_its_own_hnsw_index_and_search_reads_it(conn, database_
 def test_vector_indexes_follow_versions_added_and_removed_and_an_interrupted_build_is_rebuilt(conn, database_url):
     """Proves: ensure_vector_indexes builds the graph of a version bound since, leaves the others' graphs as they
     were (same index, not rebuilt), rebuilds an invalid leftover and drops the graph of a removed version."""
-    one = make_version(conn, "lib", "1")
+    one = indexed_version(conn, database_url, "lib", "1")
     store.ensure_vector_indexes(database_url)
     oid = conn.execute("SELECT to_regclass(%s)::oid", (store.vector_index.index_name(one.id),)).fetchone()[0]
-    two = make_version(conn, "other", "1")
+    two = indexed_version(conn, database_url, "other", "1")
     store.ensure_vector_indexes(database_url)
     assert conn.execute("SELECT to_regclass(%s)::oid", (store.vector_index.index_name(one.id),)).fetchone()[0] == oid
     assert store.vector_indexes(conn)[two.id].state == "hnsw"
@@ -134,7 +142,7 @@ def test_vector_indexes_follow_versions_added_and_removed_and_an_interrupted_bui
     assert store.vector_indexes(conn)[two.id].state == "building"
     store.ensure_vector_indexes(database_url)
     assert store.vector_indexes(conn)[two.id].state == "hnsw"
-    three = make_version(conn, "third", "1")
+    three = indexed_version(conn, database_url, "third", "1")
     store.ensure_vector_indexes(database_url)
     store.delete_version(conn, "other", None)  # `docsbot remove` drops the graph at once
     store.drop_version_indexes(database_url, [two.id])
@@ -142,6 +150,34 @@ def test_vector_indexes_follow_versions_added_and_removed_and_an_interrupted_bui
     assert index_names(conn) == {store.vector_index.index_name(one.id), store.vector_index.index_name(three.id)}
     store.ensure_vector_indexes(database_url)
     assert index_names(conn) == {store.vector_index.index_name(one.id)}
+
+
+def test_a_version_gets_its_graph_once_its_vectors_are_in_not_vector_by_vector(conn, database_url):
+    """Proves: a version whose chunks wait for their vectors (a first index, text first) gets no graph, so that
+    writing each vector does not pay for an HNSW insert; once at most 10% of them wait, ensure builds it in one go,
+    and from then on a new vector goes into it (searchable through it at once)."""
+    version = indexed_version(conn, database_url, "lib", "1", vectors=False)
+    store.ensure_vector_indexes(database_url)
+    assert store.vector_indexes(conn)[version.id].state == "exact"
+    ids = [r[0] for r in conn.execute("SELECT id FROM documents WHERE version_id = %s ORDER BY id", (version.id,))]
+    vectors = HashingEmbedder().embed([f"text {i}" for i in range(len(ids))])
+    for doc_id, vector in zip(ids[:17], vectors, strict=False):  # 3 of 20 still wait: more than 10%
+        conn.execute("UPDATE documents SET embedding = %s WHERE id = %s", (vector, doc_id))
+    store.ensure_vector_indexes(database_url)
+    assert store.vector_indexes(conn)[version.id].state == "exact"
+    conn.execute("UPDATE documents SET embedding = %s WHERE id = %s", (vectors[17], ids[17]))  # 2 of 20 wait
+    store.ensure_vector_indexes(database_url)
+    assert store.vector_indexes(conn)[version.id].state == "hnsw"
+    conn.execute("UPDATE documents SET embedding = %s WHERE id = %s", (vectors[18], ids[18]))
+    with conn.transaction():
+        conn.execute("SET LOCAL enable_seqscan = off")
+        conn.execute("SET LOCAL enable_bitmapscan = off")
+        found = conn.execute(
+            "SELECT id FROM documents WHERE version_id = %s AND vector_dims(embedding) = 384 "
+            "ORDER BY embedding::vector(384) <=> %s::vector(384) LIMIT 1",
+            (version.id, vectors[18]),
+        ).fetchone()[0]
+    assert found == ids[18]
 
 
 def index_names(conn) -> set[str]:

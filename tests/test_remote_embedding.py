@@ -302,3 +302,27 @@ def test_docsbot_embed_drains_a_text_only_crawl_through_the_endpoint_with_reques
     assert stats["texts"] == 2 + distinct  # two probes (the crawl's, embed's), then each distinct text once
     assert stats["requests"] - probes - 1 >= distinct / 4 and stats["max_batch"] == 4
     assert 2 <= stats["max_in_flight"] <= 3
+
+
+def test_vectors_are_read_from_base64_or_from_lists_and_a_bad_one_is_a_clear_error():
+    """Proves: the endpoint's answer is read whether it is base64 (what docsbot asks for: the SDK would otherwise
+    build an object per float) or, from a server that ignores ``encoding_format``, a list of floats; each vector is
+    L2-normalized; a base64 string that is not float32s, or ragged vectors, is one EmbeddingModelError."""
+    import base64
+    from types import SimpleNamespace
+
+    from docsbot.embedding import OpenAIEmbedder
+
+    embedder = OpenAIEmbedder(DEFAULT_MODEL, "http://127.0.0.1:9/v1", None, dim=3)
+    raw = np.array([[3.0, 4.0, 0.0], [0.0, 0.0, 2.0]], dtype="<f4")
+
+    def answer(*embeddings):
+        return SimpleNamespace(data=[SimpleNamespace(index=i, embedding=e) for i, e in enumerate(embeddings)])
+
+    as_base64 = [base64.b64encode(v.tobytes()).decode() for v in raw]
+    expected = np.array([[0.6, 0.8, 0.0], [0.0, 0.0, 1.0]], dtype=np.float32)
+    assert np.allclose(embedder._vectors(answer(*as_base64), 2), expected)
+    assert np.allclose(embedder._vectors(answer(*(v.tolist() for v in raw)), 2), expected)
+    for bad in (answer("AAAA", as_base64[1]), answer([1.0, 2.0], [1.0, 2.0, 3.0]), answer("not base64!", "x")):
+        with pytest.raises(EmbeddingModelError, match="unreadable vectors"):
+            embedder._vectors(bad, 2)

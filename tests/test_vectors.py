@@ -66,8 +66,9 @@ def add_page(conn, version_id: int, path: str, texts: list[str], context: str = 
     for order, content in enumerate(texts):
         key = embed_key(MODEL, embed_text(context, content, None))
         conn.execute(
-            "INSERT INTO documents (page_id, content, context, sort_order, embed_hash) VALUES (%s, %s, %s, %s, %s)",
-            (page_id, content, context, order, key),
+            "INSERT INTO documents (page_id, version_id, content, context, sort_order, embed_hash) "
+            "VALUES (%s, %s, %s, %s, %s, %s)",
+            (page_id, version_id, content, context, order, key),
         )
     return page_id
 

@@ -6,10 +6,12 @@ Each version whose model is bound (``versions.embedding_dim``) gets a partial in
         WHERE version_id = <ID> AND vector_dims(embedding) = DIM
 
 so that a search limited to a version walks a graph of that version's vectors alone (pgvector's advice for
-filtering on many distinct values: a partial index or a partition per value). A search names each version it reads
-by its id (:mod:`docsbot.store.ranking`), which is what lets the planner prove the index's predicate. A version
-without a valid index yet is still searched, exactly, through ``documents_version_idx``; adding or removing a
-version never touches the others' graphs.
+filtering on many distinct values: a partial index or a partition per value). The graph is built once the
+version's vectors are in (at most :data:`READY_WAITING` of its chunks waiting: at the end of its first crawl, or of
+the ``docsbot embed`` that gave them their vectors) and maintained vector by vector after that. A search names
+each version it reads by its id (:mod:`docsbot.store.ranking`), which is what lets the planner prove the index's
+predicate. A version without a valid index yet is still searched, exactly, through ``documents_version_idx``;
+adding or removing a version never touches the others' graphs.
 
 Everything here is DDL that must not stop readers or writers, so it runs on an autocommit connection, outside any
 transaction: ``CREATE INDEX CONCURRENTLY`` (it waits for transactions older than itself, never blocks them), a
@@ -40,11 +42,12 @@ BACKFILL_BATCH = 20_000  # chunks tagged with their version per transaction (one
 BUILD_MEMORY = "512MB"
 # The graph's shape (pgvector's defaults: m 16, ef_construction 64). With the defaults, a hundred versions of make
 # eval's corpora (bench/fleet_scale.py) left a few chunks out of reach for some queries: recall@10 against an exact
-# scan 0.80 at worst, whatever hnsw.ef_search (400 and 800: 0.90); m 24 and ef_construction 128 reach 1.0 there at
-# ef_search 200, for about 1.5 times the build time
+# scan 0.80 at worst at hnsw.ef_search 200 (0.90 at 400 and 800); m 24 and ef_construction 128 reach 0.90 at 200
+# and 1.0 at 500 (docsbot.store.ranking's ef_search), for about 1.8 times the build time
 HNSW_M = 24
 HNSW_EF_CONSTRUCTION = 128
 DDL_LOCK_TIMEOUT = "5s"  # the brief ACCESS EXCLUSIVE steps give up rather than queue every reader behind them
+READY_WAITING = 0.1  # a version's graph is built once at most this share of its chunks waits for a vector
 
 _INDEX = "documents_embedding_v{}_hnsw_idx"
 _INDEX_PATTERN = r"^documents_embedding_v([0-9]+)_hnsw_idx$"
@@ -137,7 +140,9 @@ def _todo(conn: psycopg.Connection) -> _Todo:
         "SELECT i.indisvalid FROM pg_index i WHERE i.indexrelid = to_regclass('documents_version_idx')"
     ).fetchone()
     indexes = vector_indexes(conn)
-    build = [(v, i.dim, i.state == "building") for v, i in indexes.items() if i.state in ("exact", "building")]
+    candidates = {v for v, i in indexes.items() if i.state in ("exact", "building")}
+    ready = _ready(conn, candidates) if candidates and not_null else set()
+    build = [(v, i.dim, i.state == "building") for v, i in indexes.items() if v in ready]
     known = set(indexes)
     orphans = [
         name
@@ -155,6 +160,25 @@ def _todo(conn: psycopg.Connection) -> _Todo:
         build=sorted(build),
         orphans=orphans,
     )
+
+
+def _ready(conn: psycopg.Connection, version_ids: set[int]) -> set[int]:
+    """The versions among ``version_ids`` whose graph is worth building now: some vectors, and at most
+    :data:`READY_WAITING` of their chunks still waiting for one. A graph is maintained vector by vector once it
+    exists (an HNSW insert: about 1 ms of the server's CPU at m 24), which is what capped ``docsbot embed`` at under
+    1,000 chunks/s against an endpoint answering 5,000; built once over the vectors of a first index it costs
+    about 0.4 ms a vector, and until then the version is searched by an exact scan (it is ranked by vector only
+    once 90% of its chunks have theirs, ``vector_share``)."""
+    rows = conn.execute(
+        """
+        SELECT v.id,
+               (SELECT count(*) FROM documents d WHERE d.version_id = v.id) AS chunks,
+               (SELECT count(*) FROM documents d WHERE d.version_id = v.id AND d.embedding IS NULL) AS waiting
+        FROM unnest(%s::bigint[]) AS v(id)
+        """,
+        (sorted(version_ids),),
+    ).fetchall()
+    return {v for v, chunks, waiting in rows if chunks > waiting and waiting <= READY_WAITING * chunks}
 
 
 def _build(conn: psycopg.Connection, todo: _Todo) -> None:
