@@ -705,7 +705,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
     left = worker.waiting or 0
     rate = stats.written / took if took else 0.0
     if stats.written:
-        store.ensure_vector_indexes(dsn)  # the graph of a version whose vectors are now in (not counted in the rate)
+        store.ensure_vector_indexes(dsn, wait=600)  # the graph of a version whose vectors are now in (not in the rate)
     print(
         f"embedded {stats.embedded} texts, {stats.written} chunks given a vector ({stats.copied} by an equal text) in "
         f"{took:.1f} s ({rate:.1f} chunks/s); {left} chunks still wait"

@@ -86,6 +86,7 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+GRAPH_WAIT_SECONDS = 600.0  # at its end, a run waits this long for another process's graph builds, then its own
 
 
 SKIPPED_LISTED = 100  # URLs of skipped pages a run lists per kind (the count is complete)
@@ -323,11 +324,12 @@ class IndexRun:
     # --- setup: a failure here stops `scrapy crawl` (exit code 1) before anything is written ---
 
     @staticmethod
-    def _ensure_vector_indexes(dsn: str) -> None:
-        """The version's own HNSW graph, and any other a database needs (docsbot.store.vector_index). Without
-        one a version is searched by an exact scan, so a failure here is worth a warning, not the run."""
+    def _ensure_vector_indexes(dsn: str, wait: float = 0.0) -> None:
+        """The version's own HNSW graph, and any other a database needs (docsbot.store.vector_index; ``wait``:
+        seconds to wait for another process building them). Without one a version is searched by an exact scan,
+        so a failure here is worth a warning, not the run."""
         try:
-            store.ensure_vector_indexes(dsn)
+            store.ensure_vector_indexes(dsn, wait)
         except psycopg.Error as exc:
             logger.warning("the vector indexes could not be built (%s); searches scan vectors exactly", exc)
 
@@ -588,7 +590,9 @@ class IndexRun:
             )
         if not self.problems:
             # a first index's graph, built over its vectors once they are in (blocking DDL: off the event loop)
-            await asyncio.get_running_loop().run_in_executor(None, self._ensure_vector_indexes, self._dsn)
+            await asyncio.get_running_loop().run_in_executor(
+                None, self._ensure_vector_indexes, self._dsn, GRAPH_WAIT_SECONDS
+            )
         self._close("finished")
 
     async def _bookkeeping(self, what: str, step: Any) -> bool:

@@ -6,6 +6,7 @@ import asyncio
 import os
 import subprocess
 import sys
+import time
 
 import numpy as np
 import psycopg
@@ -178,6 +179,22 @@ def test_a_version_gets_its_graph_once_its_vectors_are_in_not_vector_by_vector(c
             (version.id, vectors[18]),
         ).fetchone()[0]
     assert found == ids[18]
+
+
+def test_a_build_another_process_holds_is_waited_for_only_as_long_as_asked(conn, database_url):
+    """Proves: while another session holds the graph builds' lock, ensure_vector_indexes returns False at once
+    (a run that is starting) or after its ``wait`` (a run that has just filled its vectors), building nothing; once
+    the lock is free it builds the graph."""
+    version = indexed_version(conn, database_url)
+    with psycopg.connect(database_url, autocommit=True) as holder:
+        holder.execute("SELECT pg_advisory_lock(%s)", (store.vector_index.VECTOR_INDEX_LOCK,))
+        started = time.monotonic()
+        assert store.ensure_vector_indexes(database_url) is False
+        assert store.ensure_vector_indexes(database_url, wait=1.0) is False
+        assert time.monotonic() - started >= 1.0
+        assert store.vector_indexes(conn)[version.id].state == "exact"
+    assert store.ensure_vector_indexes(database_url, wait=1.0) is True
+    assert store.vector_indexes(conn)[version.id].state == "hnsw"
 
 
 def index_names(conn) -> set[str]:

@@ -16,8 +16,7 @@ adding or removing a version never touches the others' graphs.
 Everything here is DDL that must not stop readers or writers, so it runs on an autocommit connection, outside any
 transaction: ``CREATE INDEX CONCURRENTLY`` (it waits for transactions older than itself, never blocks them), a
 backfill in batches, and a ``NOT NULL`` set through a validated ``CHECK`` constraint (no table scan under an
-exclusive lock). One process does it at a time (a session advisory lock); another that finds the lock taken
-leaves the work to its holder.
+exclusive lock). One process does it at a time (a session advisory lock).
 """
 
 from __future__ import annotations
@@ -91,22 +90,24 @@ def vector_indexes(conn: psycopg.Connection) -> dict[int, VectorIndex]:
     return out
 
 
-def ensure_vector_indexes(dsn: str) -> bool:
+def ensure_vector_indexes(dsn: str, wait: float = 0.0) -> bool:
     """Bring the database's vector indexes to what :mod:`docsbot.store.vector_index` describes: tag every chunk
     with its version (the backfill of migration 0025, in batches of :data:`BACKFILL_BATCH`), make
     ``documents.version_id`` NOT NULL, build ``documents_version_idx`` and each version's HNSW index that is missing
     or invalid (an interrupted build), and drop the indexes of versions that no longer exist. A database already
     there costs one catalog query.
 
-    Returns False when another process holds the work (it does it), True otherwise. Raises ``psycopg.Error`` on a
+    One process does this at a time: another waits up to ``wait`` seconds for it (a run that has just filled its
+    version's vectors waits, so that its graph is not left to its next run; a run that is starting does not), then
+    returns False, leaving the work to the holder and to later calls. True otherwise. Raises ``psycopg.Error`` on a
     database failure: nothing is half-done by one (each step is a statement of its own, and the next call goes on
     from where this one stopped)."""
     with connect(dsn, autocommit=True) as conn:
         todo = _todo(conn)
         if not todo.any():
             return True
-        if not conn.execute("SELECT pg_try_advisory_lock(%s)", (VECTOR_INDEX_LOCK,)).fetchone()[0]:
-            logger.info("another process is building the vector indexes; this one goes on without waiting")
+        if not _lock(conn, wait):
+            logger.info("another process is building the vector indexes; left to it (waited %.0f s)", wait)
             return False
         try:
             # twice: a version bound while the first pass ran (its run found the lock taken) is built by the second
@@ -117,6 +118,21 @@ def ensure_vector_indexes(dsn: str) -> bool:
                 _build(conn, todo)
         finally:
             conn.execute("SELECT pg_advisory_unlock(%s)", (VECTOR_INDEX_LOCK,))
+    return True
+
+
+def _lock(conn: psycopg.Connection, wait: float) -> bool:
+    if conn.execute("SELECT pg_try_advisory_lock(%s)", (VECTOR_INDEX_LOCK,)).fetchone()[0]:
+        return True
+    if wait <= 0:
+        return False
+    conn.execute(sql.SQL("SET lock_timeout = {}").format(sql.Literal(f"{int(wait * 1000)}ms")))
+    try:
+        conn.execute("SELECT pg_advisory_lock(%s)", (VECTOR_INDEX_LOCK,))
+    except psycopg.errors.LockNotAvailable:
+        return False
+    finally:
+        conn.execute("RESET lock_timeout")
     return True
 
 
