@@ -631,9 +631,10 @@ def cmd_db_migrate(args: argparse.Namespace) -> int:
     from docsbot import store
 
     settings = _settings()
-    with store.connect(store.resolve_dsn(settings), retry=store.RetryPolicy.from_settings(settings)) as conn:
+    dsn = store.resolve_dsn(settings)
+    with store.connect(dsn, retry=store.RetryPolicy.from_settings(settings)) as conn:
         applied = store.migrate(conn)
-    store.ensure_vector_indexes(store.resolve_dsn(settings))
+    store.ensure_vector_indexes(dsn)
     print(f"applied migrations {', '.join(applied)}" if applied else "the database schema is up to date")
     return 0
 

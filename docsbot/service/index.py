@@ -332,6 +332,7 @@ class DocsIndex:
                 rate = work["rate"] or None
                 work = {**work, "seconds_left": round(waiting / rate) if rate else None}
             running = {row["id"]} if row["running"] else set()
+            index = indexes.get(row["id"], store.VectorIndex("none"))
             infos = [
                 run_info(
                     str(r["id"]),
@@ -352,8 +353,8 @@ class DocsIndex:
                     vectors_waiting=waiting,
                     embedding=work,
                     embedding_model=row["embedding_model"],
-                    vector_index=indexes.get(row["id"], store.VectorIndex("none")).state,
-                    vector_index_bytes=indexes.get(row["id"], store.VectorIndex("none")).bytes,
+                    vector_index=index.state,
+                    vector_index_bytes=index.bytes,
                     last_updated=iso(row["last_updated"]),
                     last_changed=iso(row["last_changed"]),
                     last_refreshed=iso(row["last_refreshed"]),

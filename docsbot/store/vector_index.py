@@ -138,14 +138,13 @@ def _lock(conn: psycopg.Connection, wait: float) -> bool:
 
 @dataclass
 class _Todo:
-    untagged: bool
-    not_null: bool
+    untagged: bool  # documents.version_id is not NOT NULL yet: the backfill (and then the constraint) is to do
     version_index: bool
     build: list[tuple[int, int, bool]]  # (version id, dimension, an invalid index exists)
     orphans: list[str]
 
     def any(self) -> bool:
-        return self.untagged or self.not_null or self.version_index or bool(self.build or self.orphans)
+        return self.untagged or self.version_index or bool(self.build or self.orphans)
 
 
 def _todo(conn: psycopg.Connection) -> _Todo:
@@ -171,7 +170,6 @@ def _todo(conn: psycopg.Connection) -> _Todo:
     ]
     return _Todo(
         untagged=not not_null,
-        not_null=not not_null,
         version_index=not (has_version_index and has_version_index[0]),
         build=sorted(build),
         orphans=orphans,
@@ -201,7 +199,6 @@ def _build(conn: psycopg.Connection, todo: _Todo) -> None:
     started = time.perf_counter()
     if todo.untagged:
         _backfill(conn)
-    if todo.not_null:
         _set_not_null(conn)
     if todo.version_index:
         conn.execute("DROP INDEX CONCURRENTLY IF EXISTS documents_version_idx")  # an interrupted build: invalid
