@@ -422,3 +422,35 @@ def test_local_runs_share_the_cores_for_onnx_runtime():
     assert "DOCSBOT_EMBED_THREADS" not in Fleet("postgresql:///x", jobs=1, env=base).run_env()
     mine = {**base, "DOCSBOT_EMBED_THREADS": "3"}
     assert Fleet("postgresql:///x", jobs=2, env=mine).run_env()["DOCSBOT_EMBED_THREADS"] == "3"
+
+
+def test_scrapyd_jobs_go_to_the_least_loaded_node_ties_round_the_nodes_and_a_silent_node_is_passed_over():
+    """The scheduler's node choice (daemonstatus.json's running + pending): the least loaded node wins; with equal
+    loads (short jobs, over before the next pick) picks go round the nodes instead of all landing on the first;
+    a node that does not answer is passed over, and no answering node at all is an Upstream error naming them."""
+    from docsbot.service.errors import Upstream
+    from docsbot.service.fleet import Fleet
+
+    fleet = Fleet("postgresql:///x", scrapyd=["http://a:6800", "http://b:6800", "http://c:6800"])
+    load = {"http://a:6800": 0, "http://b:6800": 0, "http://c:6800": 0}
+
+    def status(node):
+        def answer():
+            if load[node.url] is None:
+                raise Upstream(f"Scrapyd at {node.url} did not answer daemonstatus.json within 15 s")
+            return {"running": load[node.url], "pending": 0, "finished": 7}
+
+        return answer
+
+    for node in fleet.nodes:
+        node.daemonstatus = status(node)
+    picks = [fleet._pick_node().url for _ in range(6)]
+    assert picks == ["http://a:6800", "http://b:6800", "http://c:6800"] * 2
+    load.update({"http://a:6800": 2, "http://b:6800": 1, "http://c:6800": 3})
+    assert [fleet._pick_node().url for _ in range(2)] == ["http://b:6800"] * 2
+    load["http://b:6800"] = None
+    assert fleet._pick_node().url == "http://a:6800"
+    load.update({"http://a:6800": None, "http://c:6800": None})
+    with pytest.raises(Upstream, match="no Scrapyd node answered: ") as error:
+        fleet._pick_node()
+    assert all(f"Scrapyd at {url} did not answer" in str(error.value) for url in load)

@@ -120,6 +120,7 @@ class Fleet:
         self.per_run = per_run
         self.jobs = max(1, jobs)
         self.nodes = [ScrapydNode(url) for url in scrapyd]
+        self._next_node = 0  # where _pick_node starts: ties go round the nodes
         self.who = who or f"{socket.gethostname()}:{os.getpid()}"
         self.lease = lease
         self.env = dict(env if env is not None else os.environ)
@@ -310,21 +311,25 @@ class Fleet:
     # --- Scrapyd ---
 
     def _pick_node(self) -> ScrapydNode:
-        """The node with the fewest running and pending jobs (``daemonstatus.json``); nodes that do not answer are
-        passed over. Raises :class:`Upstream` when none answers."""
+        """The node with the fewest running and pending jobs (``daemonstatus.json``), ties going round the nodes
+        (after the node picked last), so that short jobs that are over by the next pick do not all land on the
+        first node; nodes that do not answer are passed over. Raises :class:`Upstream` when none answers."""
         best, best_load, errors = None, None, []
-        for node in self.nodes:
+        count = len(self.nodes)
+        for step in range(count):
+            index = (self._next_node + step) % count
             try:
-                status = node.daemonstatus()
+                status = self.nodes[index].daemonstatus()
             except Upstream as exc:
                 errors.append(str(exc))
                 continue
             load = int(status.get("running", 0)) + int(status.get("pending", 0))
             if best_load is None or load < best_load:
-                best, best_load = node, load
+                best, best_load = index, load
         if best is None:
             raise Upstream("no Scrapyd node answered: " + "; ".join(errors))
-        return best
+        self._next_node = (best + 1) % count
+        return self.nodes[best]
 
     def _schedule(self, version: fleet_store.DueVersion) -> RunReport:
         label = store.version_label(version.library, version.name)
