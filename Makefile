@@ -20,7 +20,7 @@ VERSION ?= 3.11
 ARGS ?=
 Q ?= create a task with asyncio
 
-.PHONY: install model export-model chromium shub corpora docs-server index refresh search status test check lint bench matrix eval clean
+.PHONY: install model export-model chromium shub corpora docs docs-server index refresh search status test check lint bench matrix eval clean
 
 install: $(VENV)/.installed
 $(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
@@ -119,8 +119,13 @@ eval: install model docs-server
 	DOCS_PORT=$(LMDB_DOCS_PORT) DOCS_ROOT=/usr/share/doc/lmdb-doc/html DOCS_PACKAGE=lmdb-doc scripts/serve_python_docs.sh
 	$(BIN)/python eval/run.py --index-missing $(EVAL_ARGS)
 
+# The documentation site (mkdocs.yml, docs/): built into site/ in strict mode, its reference pages generated from the
+# code; `.venv/bin/mkdocs serve` previews it.
+docs: install
+	$(BIN)/mkdocs build --strict
+
 lint: install
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
 
 clean:
-	rm -rf $(VENV) .build .pytest_cache .ruff_cache *.egg-info
+	rm -rf $(VENV) .build .pytest_cache .ruff_cache *.egg-info site

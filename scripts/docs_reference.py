@@ -1,0 +1,424 @@
+"""The documentation site's reference pages, generated from the code at build time (an MkDocs hook: ``mkdocs.yml``
+names this file under ``hooks``; ``make docs`` builds the site in strict mode).
+
+- ``reference/cli.md``: every ``docsbot`` command and option, from :func:`docsbot.cli.build_parser` (argparse);
+- ``reference/spider-arguments.md``: ``scrapy crawl docs -a NAME=VALUE``, from
+  :class:`docsbot.arguments.CrawlArguments`;
+- ``reference/settings.md``: every setting of ``docsbot/settings.py`` with its environment variable, its default
+  (the module imported in an environment without docsbot's variables, paths inside the checkout relative to it) and
+  the comment above it, then the variables read outside the settings module (:data:`OTHER_ENVIRONMENT`) and
+  Scrapy's settings docsbot reads (:data:`SCRAPY_SETTINGS_READ`);
+- ``reference/mcp-tools.md``: every MCP tool the server lists with writes allowed, its description, annotations,
+  arguments and output fields, and both JSON schemas, from :func:`docsbot.mcp_server.build_server`;
+- ``reference/exit-codes.md``: ``scrapy crawl docs``'s exit codes and the kinds of failed and skipped pages, from
+  :mod:`docsbot.refresh`.
+
+``tests/test_docs_site.py`` checks that these pages name every option, setting, variable and tool the code has.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+import tokenize
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+SETTINGS = ROOT / "docsbot" / "settings.py"
+
+# Environment variables docsbot reads outside docsbot/settings.py, with what they do.
+OTHER_ENVIRONMENT = {
+    "DOCSBOT_MCP_TOKEN": "the shared token of `docsbot serve` and `docsbot mcp --http`: required to bind anything "
+    "but loopback, and then every request carries it (`Authorization: Bearer …`, or a `/login` session). Never "
+    "passed to the crawls a server starts. See [Share a server with a team](../how-to/team-server.md)",
+    "SCRAPYD_URL": "a Scrapyd node (`http://[user:password@]host:port/`) that the refreshes and indexes the MCP "
+    "server and `docsbot serve` start are scheduled on, instead of a child process; `scrapyd-deploy remote` "
+    "deploys to it",
+    "DOCSBOT_SCRAPYD_URLS": "Scrapyd nodes (space-separated URLs) `docsbot sync` and `docsbot scheduler` run on "
+    "when no `--scrapyd` is given, instead of local processes",
+    "DOCSBOT_CHROMIUM_USER": "the unprivileged user Chromium runs as, with its sandbox, when docsbot runs as root "
+    "(default `nobody`)",
+    "DOCSBOT_PYPI_URL": "the PyPI JSON API `docsbot add` asks (default `https://pypi.org/pypi`; a mirror)",
+    "DOCSBOT_NPM_URL": "the npm registry `docsbot add` asks (default `https://registry.npmjs.org`)",
+    "DOCSBOT_CRATES_URL": "the crates.io API `docsbot add` asks (default `https://crates.io/api/v1/crates`)",
+    "OPENAI_API_KEY": "the API key sent to `DOCSBOT_EMBEDDING_URL` when `DOCSBOT_EMBEDDING_API_KEY` is unset",
+    "HF_HUB_OFFLINE": "set to 1 by docsbot itself before fastembed loads a model: no model hub is ever contacted",
+}
+
+# Scrapy's own settings that docsbot reads (or changes for one run) without setting a default of its own.
+SCRAPY_SETTINGS_READ = {
+    "DOWNLOAD_HANDLERS": "a run that renders (`-a render=js`, `DOCSBOT_RENDER_URLS`) gets scrapy-playwright's "
+    "handler for http and https; every other run keeps Scrapy's plain HTTP handler",
+    "RETRY_EXCEPTIONS": "the exceptions Scrapy retries: docsbot's retry middleware (which honours `Retry-After`) "
+    "retries the same ones",
+}
+
+
+def _cell(text: Any) -> str:
+    """Text for a Markdown table cell: one line, pipes escaped."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+# --- the command line ---------------------------------------------------------------------------------------------
+
+
+def _option_row(action: argparse.Action) -> str:
+    if action.option_strings:
+        names = ", ".join(f"`{name}`" for name in action.option_strings)
+        if action.nargs != 0:
+            names += f" `{action.metavar or action.dest.upper()}`"
+    else:
+        names = f"`{action.metavar or action.dest}`"
+    default = action.default
+    shown = "" if default in (None, False, argparse.SUPPRESS) or action.nargs == 0 else f"`{default}`"
+    if action.choices and not isinstance(action, argparse._SubParsersAction):
+        shown += (" " if shown else "") + "one of " + ", ".join(f"`{c}`" for c in action.choices)
+    help_text = (action.help or "") % {"default": default, "prog": ""} if action.help else ""
+    return f"| {_cell(names)} | {_cell(shown)} | {_cell(help_text)} |"
+
+
+def _command(parser: argparse.ArgumentParser, name: str, summary: str, level: int) -> list[str]:
+    out = [f"{'#' * level} `{name}`", ""]
+    if summary:
+        out += [summary[0].upper() + summary[1:] + ".", ""]
+    if parser.description and parser.description != summary:
+        out += [parser.description, ""]
+    out += ["```text", parser.format_usage().strip().replace("usage: ", ""), "```", ""]
+    actions = [a for a in parser._actions if not isinstance(a, (argparse._HelpAction, argparse._SubParsersAction))]
+    if actions:
+        out += ["| argument | default | meaning |", "|---|---|---|"]
+        out += [_option_row(action) for action in actions]
+        out.append("")
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            helps = {choice.dest: choice.help for choice in action._choices_actions}
+            for sub_name, sub_parser in action.choices.items():
+                out += _command(sub_parser, f"{name} {sub_name}", helps.get(sub_name) or "", level + 1)
+    return out
+
+
+def cli_page() -> str:
+    """``reference/cli.md``: each command, its usage, arguments, defaults and help, from argparse."""
+    from docsbot.cli import build_parser
+
+    parser = build_parser()
+    out = [
+        "# Command line",
+        "",
+        "Generated from `docsbot/cli.py`'s argparse parser (`docsbot COMMAND --help` prints the same).",
+        "The crawl itself is Scrapy's: `scrapy crawl docs -a NAME=VALUE`",
+        "(see [Spider arguments](spider-arguments.md)).",
+        "",
+    ]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            helps = {choice.dest: choice.help for choice in action._choices_actions}
+            for name, sub in action.choices.items():
+                out += _command(sub, f"docsbot {name}", helps.get(name) or "", 2)
+    return "\n".join(out).rstrip() + "\n"
+
+
+def cli_options() -> set[tuple[str, str]]:
+    """``(command, argument)`` for every option string and positional argument of every command (``("docsbot
+    search", "--library")``): what the reference must name in that command's section."""
+    from docsbot.cli import build_parser
+
+    found: set[tuple[str, str]] = set()
+
+    def walk(parser: argparse.ArgumentParser, prefix: str) -> None:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    walk(sub, f"{prefix} {name}")
+            elif not isinstance(action, argparse._HelpAction):
+                found.update((prefix, option) for option in action.option_strings or [action.metavar or action.dest])
+
+    walk(build_parser(), "docsbot")
+    return found
+
+
+# --- spider arguments ---------------------------------------------------------------------------------------------
+
+
+def spider_arguments_page() -> str:
+    """``reference/spider-arguments.md``: the bullet list of :class:`CrawlArguments`' docstring."""
+    from docsbot.arguments import CrawlArguments
+
+    doc = (CrawlArguments.__doc__ or "").split("\n", 2)[-1]
+    text = re.sub(r"``([^`]+)``", r"`\1`", "\n".join(line[4:] if line.startswith("    ") else line
+                                                     for line in doc.splitlines()))  # fmt: skip
+    text = re.sub(r":(?:mod|class|func|meth):`~?([^`]+)`", r"`\1`", text)
+    return (
+        "# Spider arguments\n\n"
+        "`scrapy crawl docs -a NAME=VALUE`, generated from `docsbot/arguments.py` (`CrawlArguments`), which validates "
+        "them: a malformed one stops the crawl before its first request, with one line and exit code 1.\n\n"
+        + text.strip()
+        + "\n"
+    )
+
+
+def spider_argument_names() -> set[str]:
+    from dataclasses import fields
+
+    from docsbot.arguments import CrawlArguments
+
+    return {field.name for field in fields(CrawlArguments)}
+
+
+# --- settings -----------------------------------------------------------------------------------------------------
+
+
+def _defaults() -> dict[str, str]:
+    """Every upper-case name of docsbot.settings as imported without docsbot's environment variables (repr), with
+    the home directory written as ``~`` and paths inside the checkout relative to it."""
+    code = (
+        "import json, docsbot.settings as s\nprint(json.dumps({k: repr(v) for k, v in vars(s).items() if k.isupper()}))"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DOCSBOT_", "DATABASE_URL", "SCRAPY_"))}
+    answer = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True, timeout=60
+    )
+    home, checkout = str(Path.home()), str(ROOT) + os.sep
+    return {k: v.replace(checkout, "").replace(home, "~") for k, v in json.loads(answer.stdout).items()}
+
+
+def settings_table() -> list[dict[str, str]]:
+    """One row per top-level setting of docsbot/settings.py, in file order: ``name``, ``env`` (the environment
+    variable it is read from, or ""), ``default``, ``section`` (the ``# --- X ---`` line above it) and ``doc`` (the
+    comment block right above the assignment, and its trailing comment)."""
+    source = SETTINGS.read_text(encoding="utf-8")
+    lines = source.splitlines()
+    comments: dict[int, str] = {}
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type == tokenize.COMMENT:
+            comments[token.start[0]] = token.string.lstrip("#").strip()
+    defaults = _defaults()
+    rows, section = [], ""
+    sections = {number: re.sub(r"[-\s]+$", "", re.sub(r"^[-\s]+", "", text))
+                for number, text in comments.items() if text.startswith("---")}  # fmt: skip
+    for node in ast.parse(source).body:
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+            continue
+        name = node.targets[0].id
+        if not name.isupper():
+            continue
+        section = next((sections[n] for n in sorted(sections, reverse=True) if n < node.lineno), "")
+        envs = [
+            arg.value
+            for call in ast.walk(node.value)
+            if isinstance(call, ast.Call) and call.args
+            for arg in call.args[:1]
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and re.fullmatch(r"[A-Z_]+", arg.value)
+        ]
+        above, number = [], node.lineno - 1
+        while (
+            number in comments and lines[number - 1].lstrip().startswith("#") and not comments[number].startswith("---")
+        ):
+            above.insert(0, comments[number])
+            number -= 1
+        trailing = [comments[n] for n in range(node.lineno, (node.end_lineno or node.lineno) + 1) if n in comments
+                    and not lines[n - 1].lstrip().startswith("#")]  # fmt: skip
+        rows.append({
+            "name": name, "env": envs[0] if envs else "", "default": defaults.get(name, ""),
+            "section": section, "doc": " ".join(above + trailing),
+        })  # fmt: skip
+    return rows
+
+
+def settings_page() -> str:
+    out = [
+        "# Settings",
+        "",
+        "Generated from `docsbot/settings.py`, where every default lives. Each can be set, lowest to highest "
+        "priority, by its environment variable (read when the settings module is imported: how Scrapyd and Zyte "
+        "Scrapy Cloud pass secrets), by `-s NAME=VALUE` on `scrapy crawl` (or `-d setting=NAME=VALUE` on Scrapyd, "
+        "Raw settings on Scrapy Cloud), and the crawl-shaped ones by [spider arguments](spider-arguments.md). "
+        "Defaults are shown as Python values; `~` is the home directory. "
+        "What docsbot changes of Scrapy's own settings, and how to add components of yours, is in "
+        "[Scrapy settings and components](scrapy-settings.md).",
+        "",
+    ]
+    rows = settings_table()
+    for section in dict.fromkeys(row["section"] for row in rows):
+        out += [f"## {section or 'Project'}", "", "| setting | environment | default | meaning |", "|---|---|---|---|"]
+        for row in rows:
+            if row["section"] == section:
+                env = f"`{row['env']}`" if row["env"] else ""
+                default = row["default"]
+                default = f"`{default}`" if len(default) <= 80 else f"`{default[:77]}…`"
+                out.append(f"| `{row['name']}` | {env} | {_cell(default)} | {_cell(row['doc'])} |")
+        out.append("")
+    out += ["## Read outside the settings module", "", "| environment | meaning |", "|---|---|"]
+    out += [f"| `{name}` | {_cell(text)} |" for name, text in OTHER_ENVIRONMENT.items()]
+    out += ["", "## Scrapy's settings docsbot reads", "", "| setting | what docsbot does with it |", "|---|---|"]
+    out += [f"| `{name}` | {_cell(text)} |" for name, text in SCRAPY_SETTINGS_READ.items()]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def names_read_by_code() -> set[str]:
+    """Every environment variable and setting docsbot's code reads by a literal upper-case name
+    (``os.environ.get("X")``, ``os.environ["X"]``, ``env.get("X")``, ``settings.getint("X")``, ``_env_number("X",
+    …)``, a ``*_ENV = "X"`` constant)."""
+    pattern = re.compile(
+        r"""(?:environ\s*\[\s*|\.get(?:int|float|bool|list|dict)?\(\s*|_env_number\(\s*|getenv\(\s*|_ENV\s*=\s*)"""
+        r"""["']([A-Z][A-Z0-9_]+)["']"""
+    )
+    names: set[str] = set()
+    for path in [*(ROOT / "docsbot").rglob("*.py"), *(ROOT / "spiders").rglob("*.py")]:
+        names.update(pattern.findall(path.read_text(encoding="utf-8")))
+    return names
+
+
+# --- MCP tools ----------------------------------------------------------------------------------------------------
+
+
+def mcp_tools() -> list[Any]:
+    """The tools a server with writes allowed lists (``tools/list``), without a database: nothing is called."""
+    import anyio
+
+    from docsbot.config import ProjectSettings
+    from docsbot.mcp_server import build_server
+    from docsbot.service import DocsIndex
+
+    index = DocsIndex(ProjectSettings(), "postgresql://unused@127.0.0.1:1/unused", None, allow_writes=True, env={})
+    server = build_server(index)
+    return anyio.run(server.list_tools)
+
+
+def _type(schema: dict[str, Any]) -> str:
+    if "anyOf" in schema:
+        return " or ".join(_type(s) for s in schema["anyOf"])
+    if "$ref" in schema:
+        return schema["$ref"].rsplit("/", 1)[-1]
+    if schema.get("type") == "array":
+        return f"list of {_type(schema.get('items', {}))}"
+    if "enum" in schema:
+        return " / ".join(f"`{v}`" for v in schema["enum"])
+    if "const" in schema:
+        return f"`{schema['const']}`"
+    return str(schema.get("type", "any"))
+
+
+def _limits(schema: dict[str, Any]) -> str:
+    parts = []
+    for alt in [schema, *schema.get("anyOf", [])]:
+        for key, word in (("minimum", "≥"), ("maximum", "≤"), ("minLength", "length ≥"), ("maxLength", "length ≤")):
+            if key in alt:
+                parts.append(f"{word} {alt[key]}")
+    return ", ".join(dict.fromkeys(parts))
+
+
+def _fields(schema: dict[str, Any]) -> list[str]:
+    required = set(schema.get("required", []))
+    out = ["| name | type | default | meaning |", "|---|---|---|---|"]
+    for name, prop in schema.get("properties", {}).items():
+        default = "required" if name in required else f"`{json.dumps(prop.get('default'))}`"
+        kind = _type(prop) + (f" ({_limits(prop)})" if _limits(prop) else "")
+        out.append(f"| `{name}` | {_cell(kind)} | {_cell(default)} | {_cell(prop.get('description', ''))} |")
+    return out
+
+
+def mcp_page() -> str:
+    from docsbot.mcp_server import WRITE_TOOLS
+
+    out = [
+        "# MCP tools",
+        "",
+        "Generated from the server (`docsbot/mcp_server.py`: the tools a server started with `--allow-refresh` "
+        "lists). Each answers JSON (`structuredContent`, matching its output schema, and the same JSON as text); a "
+        "bad call is a tool error (`isError`) whose text says what to do. How to use them, with examples: "
+        "[The MCP server](../guide/mcp.md).",
+        "",
+    ]
+    for tool in mcp_tools():
+        hints = tool.annotations
+        kind = "writes; listed only with `--allow-refresh`" if tool.name in WRITE_TOOLS else "read-only"
+        if hints is not None and hints.destructive_hint:
+            kind += ", destructive"
+        out += [f"## `{tool.name}`", "", f"*{kind}*", "", tool.description or "", ""]
+        out += ["**Arguments**", ""] + (_fields(tool.input_schema) if tool.input_schema.get("properties") else
+                                         ["none"])  # fmt: skip
+        out.append("")
+        output = tool.output_schema or {}
+        if output.get("properties"):
+            out += ["**Answer**", ""] + _fields(output) + [""]
+        out += [
+            '??? note "JSON schemas"',
+            "",
+            "    ```json",
+            *("    " + line for line in json.dumps(
+                {"inputSchema": tool.input_schema, "outputSchema": output}, indent=2).splitlines()),
+            "    ```",
+            "",
+        ]  # fmt: skip
+    return "\n".join(out).rstrip() + "\n"
+
+
+# --- exit codes ---------------------------------------------------------------------------------------------------
+
+
+def exit_codes_page() -> str:
+    from docsbot import refresh
+
+    source = (ROOT / "docsbot" / "refresh.py").read_text(encoding="utf-8")
+    codes = re.findall(r"^EXIT_([A-Z_]+) = (\d+)\s+#\s*(.+)$", source, re.M)
+    out = [
+        "# Exit codes and run outcomes",
+        "",
+        "Generated from `docsbot/refresh.py`: one rule (`run_outcome`) decides a run's outcome, and the exit code of "
+        "`scrapy crawl docs`, its summary line, `crawl_runs.outcome`, `docsbot status` and the MCP `get_run` all say "
+        "it. What each means for your data, and what to do: [Crawling and searching](../guide/crawling.md).",
+        "",
+        "| exit code | outcome | when |",
+        "|---:|---|---|",
+    ]
+    out += [f"| {code} | `{name.lower()}` | {_cell(text)} |" for name, code, text in codes]
+    out += ["", "A fetched page that was not stored counts under `docsbot/failed/KIND` in the run's stats:", ""]
+    out += ["| kind | what happened |", "|---|---|"]
+    out += [f"| `{kind}` | {_cell(text)} |" for kind, text in refresh.FAILURE_KINDS.items()]
+    out += [
+        "",
+        "Pages the site's rules keep from the crawler are skipped, never failed (the run stays complete): "
+        + ", ".join(f"`docsbot/skipped/{kind}`" for kind in refresh.SKIPPED_KINDS)
+        + ".",
+        "",
+        "`docsbot` commands exit 0 on success, 1 when nothing matched or something named was not found, and 2 on "
+        "a usage or configuration error (a database schema older than this docsbot included: the one line names "
+        "`docsbot db migrate`).",
+    ]
+    return "\n".join(out).rstrip() + "\n"
+
+
+PAGES = {
+    "reference/cli.md": cli_page,
+    "reference/spider-arguments.md": spider_arguments_page,
+    "reference/settings.md": settings_page,
+    "reference/mcp-tools.md": mcp_page,
+    "reference/exit-codes.md": exit_codes_page,
+}
+
+
+# --- the MkDocs hook ----------------------------------------------------------------------------------------------
+
+
+def on_files(files: Any, config: Any) -> Any:
+    """Add the generated pages to the site (MkDocs 1.6 ``File.generated``)."""
+    from mkdocs.structure.files import File
+
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    for uri, render in PAGES.items():
+        files.append(File.generated(config, uri, content=render()))
+    return files
+
+
+if __name__ == "__main__":  # print one page: python scripts/docs_reference.py reference/cli.md
+    sys.path.insert(0, str(ROOT))
+    print(PAGES[sys.argv[1]]())
