@@ -1,4 +1,4 @@
-"""The fault matrix on a busy machine: the tests that inject faults (README "Tests"), run with busy loops beside them.
+"""The fault matrix on a busy machine: the fault-injecting tests (docs/development/testing.md) beside busy loops.
 
 Issue 21's target: 0 pages lost and 0 exit-0 runs with a failed page or an unfinished run row, across the whole
 fault matrix, with two busy loops beside the crawl. The tests assert pages whole, exit codes and run rows fault by
@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-# Where the tests of the fault matrix live (README "Tests": the fault table).
+# Where the tests of the fault matrix live (docs/development/testing.md: the fault table).
 MATRIX = ["tests/test_faults.py", "tests/test_spider.py", "tests/test_refresh_rules.py", "tests/test_embed_cli.py"]
 
 

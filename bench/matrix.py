@@ -518,7 +518,7 @@ def render(rows: list[Row], *, notes: bool = True) -> str:
     lines = [
         f"{', '.join(dates)} · {os.cpu_count()} CPUs · commit {', '.join(commits)} · `make matrix` (bench/matrix.py) · "
         f"nginx, its default ETag/Last-Modified · `DOCSBOT_GONE_STATUSES={'/'.join(gone) or '404,410'}` (the "
-        "README's setting for static file servers: nginx answers 403 for a directory whose index.html is gone) · "
+        "advice for static file servers: nginx answers 403 for a directory whose index.html is gone) · "
         "embedder per row (`model`: all-MiniLM-L6-v2; `hashing`: tests.embedders.HashingEmbedder)",
         "",
         "| corpus | generator | embedder | reachable HTML | stored | coverage | without chunks | refresh ≡ re-index "
@@ -608,7 +608,7 @@ def commit() -> str:
     out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=False)
     # the tables this script writes (--write) do not make the code under test dirty
     dirty = subprocess.run(
-        ["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!BENCHMARKS.md", ":!README.md"],
+        ["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!BENCHMARKS.md", ":!docs/development"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -635,12 +635,12 @@ def main() -> int:
     parser.add_argument(
         "--gone-statuses",
         default="403,404,410",
-        help="DOCSBOT_GONE_STATUSES for the runs (default: the README's setting for static file servers)",
+        help="DOCSBOT_GONE_STATUSES for the runs (default: the settings reference's advice for static file servers)",
     )
     parser.add_argument("--touch-limit", type=int, default=0, help="touch refresh only up to this many pages (0: all)")
     parser.add_argument("--phase-timeout", type=float, default=0, help="stop a docsbot phase after this many seconds")
     parser.add_argument("--merge", action="store_true", help="keep the report's other corpora (rows run now replace)")
-    parser.add_argument("--write", action="store_true", help="put the table into BENCHMARKS.md and README.md")
+    parser.add_argument("--write", action="store_true", help="write the table into BENCHMARKS.md and the docs")
     parser.add_argument("--render-only", action="store_true", help="render the report's JSON again, run nothing")
     parser.add_argument("--scale", nargs="*", default=[], metavar="CORPUS", help="also measure scale on these")
     parser.add_argument("--scale-slice", type=int, default=500, help="--scale: the small size, in pages (0: none)")
@@ -663,7 +663,7 @@ def main() -> int:
         report.write_text("# docsbot corpus matrix\n\n" + render(ordered))
         if args.write:
             write_section(ROOT / "BENCHMARKS.md", "matrix", render(ordered))
-            write_section(ROOT / "README.md", "matrix", render(ordered, notes=False))
+            write_section(ROOT / "docs" / "development" / "testing.md", "matrix", render(ordered, notes=False))
         print(render(ordered))
         return 0
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # `timeout`: tear the servers down, keep the report
@@ -684,7 +684,7 @@ def main() -> int:
         print(text, flush=True)
         if args.write:
             write_section(ROOT / "BENCHMARKS.md", "matrix", text)
-            write_section(ROOT / "README.md", "matrix", render(ordered, notes=False))
+            write_section(ROOT / "docs" / "development" / "testing.md", "matrix", render(ordered, notes=False))
     ok = all(not r.error and r.coverage >= 0.99 and r.equivalent for r in rows)
     return 0 if ok else 1
 

@@ -1,4 +1,4 @@
-"""Writing measured tables into the repository's Markdown (BENCHMARKS.md, README.md)."""
+"""Writing measured tables into the repository's Markdown (BENCHMARKS.md and the documentation site)."""
 
 from __future__ import annotations
 

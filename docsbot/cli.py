@@ -1,5 +1,5 @@
 """``docsbot``: search the index, show its status, give waiting chunks their vectors. Crawling is ``scrapy crawl
-docs`` (see the README).
+docs`` (see docs/guide/crawling.md).
 
 Read-only commands (``search``, ``status``) never write: they check that the database's schema is current and
 say which command updates it when it is not. Exit codes: 0 success, 1 nothing found / nothing indexed / work left

@@ -282,7 +282,7 @@ class RobotsTxtMiddleware(_ScrapyRobotsTxtMiddleware):
     could not be fetched, as in Scrapy). Once a host's call has returned, every later request goes straight to
     Scrapy's ``robot_parser``, which answers from its cache without awaiting anything. Relies on Scrapy's
     ``robot_parser`` being a coroutine function that ``process_request`` calls through ``self`` and that downloads
-    robots.txt once per host (``tests/test_robots.py`` checks both; README "Deployment" gives the supported range).
+    robots.txt once per host (``tests/test_robots.py`` checks both; docs/how-to/deploy.md gives the supported range).
     """
 
     def __init__(self, crawler: Crawler) -> None:

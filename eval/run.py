@@ -13,7 +13,8 @@ MRR@10 (1 / rank of the first target within 10, else 0). In-process latency of `
 embedding included) is reported as p50/p95 per corpus.
 
 Usage: python eval/run.py [--corpus NAME ...] [--write] [--misses KIND] [--param NAME=VALUE ...] [--no-vectors]
-``--write`` replaces the table between ``<!-- eval -->`` and ``<!-- /eval -->`` in BENCHMARKS.md and README.md.
+``--write`` replaces the table between ``<!-- eval -->`` and ``<!-- /eval -->`` in BENCHMARKS.md and
+docs/explanation/search.md.
 ``--no-vectors`` ranks as search does while a version's chunks still wait for their vectors (text first: the
 lexical and symbol signals alone), and writes its table between ``<!-- eval-no-vectors -->`` markers.
 """
@@ -268,7 +269,7 @@ def render(results: list[dict[str, Any]]) -> str:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--corpus", action="append", choices=sorted(CORPORA))
-    parser.add_argument("--write", action="store_true", help="write the table into BENCHMARKS.md and README.md")
+    parser.add_argument("--write", action="store_true", help="write the table into BENCHMARKS.md and the docs")
     parser.add_argument("--misses", choices=(*KINDS, "all"), help="print docsbot's misses of this kind")
     parser.add_argument("--param", action="append", default=[], help="NAME=VALUE passed to Searcher.search")
     parser.add_argument("--json", type=Path, help="also write the results as JSON here")
@@ -329,7 +330,7 @@ def main(argv: list[str]) -> int:
     if args.json:
         args.json.write_text(json.dumps(results, indent=2), encoding="utf-8")
     if args.write:
-        for doc in ("BENCHMARKS.md", "README.md"):
+        for doc in ("BENCHMARKS.md", "docs/explanation/search.md"):
             write_section(REPO / doc, "eval-no-vectors" if args.no_vectors else "eval", table)
     return 0
 

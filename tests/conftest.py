@@ -183,7 +183,8 @@ def _default_models_dir() -> str:
     return DOCSBOT_MODELS_DIR
 
 
-# --- tiers (README "Tests"): `pytest -m unit` (`make check`) runs what needs no database, server, process or browser
+# --- tiers (docs/development/testing.md): `pytest -m unit` (`make check`) runs what needs no database, server,
+# process or browser
 # Whole modules whose tests start servers, processes or a browser of their own, without the fixtures below.
 _MODULE_TIERS = {
     "test_bench": "e2e",  # the benchmark's code on a tiny site

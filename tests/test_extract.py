@@ -1016,7 +1016,7 @@ def test_is_chrome_picks_the_page_chrome_in_document_order(markup, chrome):
     assert [el.tag for el in doc.iter(lxml.etree.Element) if is_chrome(el)] == chrome
 
 
-# --- What html-to-markdown is given and how its Markdown reads (README "How it works") ---------------------------
+# --- What html-to-markdown is given and how its Markdown reads (docs: How it works) ---------------------------
 
 
 def _markdown(body: str) -> str:

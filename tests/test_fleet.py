@@ -391,14 +391,15 @@ def test_versions_on_one_host_share_its_budget_across_the_fleets_runs(database_u
         assert db.execute("SELECT count(*) FROM pages").fetchone()[0] == 50
 
 
-def test_the_readmes_libraries_file_is_the_example_and_loads():
-    """examples/libraries.toml is the README's example, word for word, and a valid libraries file."""
+def test_the_fleet_guides_libraries_file_is_the_example_and_loads():
+    """examples/libraries.toml is the fleet guide's example (docs/how-to/fleet.md), word for word, and a valid
+    libraries file."""
     import re
 
     from docsbot.libraries import load
 
     example = ROOT / "examples" / "libraries.toml"
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "docs" / "how-to" / "fleet.md").read_text(encoding="utf-8")
     shown = re.search(r"```toml\n(# libraries\.toml\n.*?)```", readme, re.S)
     assert shown is not None and shown.group(1) == example.read_text(encoding="utf-8")
     entries = {e.label: e for e in load(example)}

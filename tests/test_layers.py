@@ -93,7 +93,7 @@ def test_the_crawl_and_the_service_do_not_import_each_other(graph):
 )
 def test_the_search_side_loads_no_scrapy_and_no_fastembed(module):
     """A search process (``docsbot search``, the MCP server's search) and an embedding worker load no Scrapy or
-    Twisted, and no fastembed until an embedder is built (README "Using it directly"); nor does the service."""
+    Twisted, and no fastembed until an embedder is built (docs/guide/crawling.md); nor does the service."""
     code = f"import sys, {module}; print(' '.join(sorted(sys.modules)))"
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     outside = {m.split(".")[0] for m in loaded} & {"scrapy", "twisted", "fastembed"}

@@ -453,7 +453,7 @@ def test_non_loopback_bind_needs_a_token(database_url, tmp_path):
 
 
 def test_refresh_tools_listed_only_when_allowed_and_json_schema_is_stable(database_url, tmp_path):
-    """The tool names and argument names are the interface (README "MCP server")."""
+    """The tool names and argument names are the interface (docs/reference/mcp-tools.md)."""
 
     async def main() -> dict[str, Any]:
         async with stdio_session(docsbot_env(database_url, tmp_path), tmp_path / "s.log", "--allow-refresh") as s:

