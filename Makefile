@@ -97,19 +97,22 @@ check: install model
 bench: install model docs-server
 	$(BIN)/python bench/run.py $(BENCH_ARGS)
 
-# The corpus matrix (README "Corpus matrix"): Debian documentation packages, one per generator, served by nginx;
-# installs missing packages with apt-get. Hours on 2 cores for all; MATRIX_ARGS="git docbook-xsl" runs a few.
+# The corpus matrix (docs/development/testing.md): Debian documentation packages, one per generator, and docsbot's
+# own documentation site, served by nginx; installs missing packages with apt-get. Hours on 2 cores for all;
+# MATRIX_ARGS="git docbook-xsl" runs a few.
 matrix: install model corpora
 	$(BIN)/python bench/matrix.py $(MATRIX_ARGS)
 
 # Search quality (eval/run.py): docsbot vs a page-level BM25 baseline on the Python 3.11 and CMake 3.25 docs
-# (Sphinx), git 2.39 (AsciiDoc), DocBook XSL 1.79 (DocBook) and LMDB 0.9 (Doxygen), Debian's packages served by
-# nginx; indexes a corpus first if it is not indexed yet (DATABASE_URL, or the embedded server).
-# EVAL_ARGS="--write" puts the table into BENCHMARKS.md and README.md.
+# (Sphinx), git 2.39 (AsciiDoc), DocBook XSL 1.79 (DocBook), LMDB 0.9 (Doxygen), Debian's packages, and docsbot's own
+# documentation site (MkDocs with Material, built from this checkout), served by nginx; indexes a corpus first if it
+# is not indexed yet (DATABASE_URL, or the embedded server). EVAL_ARGS="--write" puts the table into BENCHMARKS.md
+# and docs/explanation/search.md.
 CMAKE_DOCS_PORT ?= 8325
 GIT_DOCS_PORT ?= 8326
 DOCBOOK_DOCS_PORT ?= 8327
 LMDB_DOCS_PORT ?= 8328
+DOCSBOT_DOCS_PORT ?= 8329
 EVAL_ARGS ?=
 eval: install model docs-server
 	DOCS_PORT=$(CMAKE_DOCS_PORT) DOCS_ROOT=/usr/share/doc/cmake-data/html DOCS_PACKAGE=cmake-doc scripts/serve_python_docs.sh
@@ -117,6 +120,8 @@ eval: install model docs-server
 	DOCS_PORT=$(DOCBOOK_DOCS_PORT) DOCS_ROOT=/usr/share/doc/docbook-xsl-doc-html/doc \
 		DOCS_PACKAGE=docbook-xsl-doc-html scripts/serve_python_docs.sh
 	DOCS_PORT=$(LMDB_DOCS_PORT) DOCS_ROOT=/usr/share/doc/lmdb-doc/html DOCS_PACKAGE=lmdb-doc scripts/serve_python_docs.sh
+	$(BIN)/python -c "from bench.matrix import build_docs_site, SITES; build_docs_site(SITES / 'docsbot-docs' / 'site')"
+	DOCS_PORT=$(DOCSBOT_DOCS_PORT) DOCS_ROOT=$(CURDIR)/.build/sites/docsbot-docs/site scripts/serve_python_docs.sh
 	$(BIN)/python eval/run.py --index-missing $(EVAL_ARGS)
 
 # The documentation site (mkdocs.yml, docs/): built into site/ in strict mode, its reference pages generated from the

@@ -61,6 +61,7 @@ if TYPE_CHECKING:
 
 HASHING_EMBEDDER = "tests.embedders.HashingEmbedder"
 SITES = ROOT / ".build/sites"  # scripts/build_js_docs.sh builds bench/sites/<recipe>/ into SITES/<recipe>/site
+MKDOCS_RECIPE = "docsbot-docs"  # not a bench/sites/ recipe: this checkout's mkdocs.yml, built by `mkdocs build`
 HUB = "index.html"  # written at the site root when a package holds several manuals side by side
 ANY_BODY = re.compile(r"<body[^>]*>", re.I)
 HTML_TYPES = ("text/html", "application/xhtml+xml")
@@ -102,6 +103,9 @@ CORPORA = [
     Corpus("jsoncpp", "Doxygen (C++)", "libjsoncpp-doc"),
     # Fastify's docs as fastify.dev builds them (Docusaurus 3.8, docs at the site root, one page per directory).
     Corpus("fastify", "Docusaurus", "fastify@5.12.8", recipe="fastify"),
+    # docsbot's own documentation site (mkdocs.yml), built from this checkout by MkDocs with Material: directory
+    # URLs, navigation drawn twice (tabs and sidebar), a table of contents per page, admonitions and details.
+    Corpus("docsbot-docs", "MkDocs (Material)", "docsbot", recipe=MKDOCS_RECIPE),
 ]
 
 
@@ -140,12 +144,40 @@ def site_of(package: str) -> tuple[Path, list[str]]:
 
 def built_site(recipe: str) -> Path:
     """The directory of bench/sites/``recipe``'s built site: scripts/build_js_docs.sh builds it when it is missing
-    or its recipe changed (npm ci and the framework's build, minutes), else only answers where it is. Raises
+    or its recipe changed (npm ci and the framework's build, minutes), else only answers where it is; for
+    :data:`MKDOCS_RECIPE`, docsbot's own site, built from this checkout each time (seconds). Raises
     CalledProcessError."""
+    if recipe == MKDOCS_RECIPE:
+        return build_docs_site(SITES / recipe / "site")
     out = subprocess.run(
         [str(ROOT / "scripts/build_js_docs.sh"), recipe], stdout=subprocess.PIPE, text=True, check=True
     ).stdout
     return Path(out.strip().splitlines()[-1])
+
+
+def build_docs_site(directory: Path) -> Path:
+    """``mkdocs build --strict`` of this checkout's documentation site into ``directory``; files whose bytes did not
+    change keep their modification time, so that a server's validators (nginx: mtime and size) stay the same and a
+    refresh of an unchanged site is all 304s. Returns ``directory``. Raises CalledProcessError."""
+    import filecmp
+    import tempfile
+
+    directory.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=directory.parent) as fresh:
+        subprocess.run(
+            [sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "--site-dir", fresh],
+            cwd=ROOT, check=True, stdout=subprocess.DEVNULL,
+        )  # fmt: skip
+        built = {p.relative_to(fresh) for p in Path(fresh).rglob("*") if p.is_file()}
+        for old in [p for p in directory.rglob("*") if p.is_file() and p.relative_to(directory) not in built]:
+            old.unlink()
+        for name in built:
+            target = directory / name
+            if target.is_file() and filecmp.cmp(Path(fresh) / name, target, shallow=False):
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(Path(fresh) / name, target)
+    return directory
 
 
 def write_hub(site: Path, manuals: list[str], title: str) -> None:

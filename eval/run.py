@@ -76,6 +76,11 @@ CORPORA = {
         "lmdb", "lmdb", "0.9", Path("/usr/share/doc/lmdb-doc/html"), "lmdb-doc",
         os.environ.get("EVAL_LMDB_URL", "http://127.0.0.1:8328/index.html"),
     ),
+    # docsbot's own documentation site (MkDocs with Material), built from this checkout by `make eval`.
+    "docsbot-docs": Corpus(
+        "docsbot-docs", "docsbot", "0.1", REPO / ".build/sites/docsbot-docs/site", "",
+        os.environ.get("EVAL_DOCSBOT_DOCS_URL", "http://127.0.0.1:8329/index.html"),
+    ),
 }  # fmt: skip
 
 
