@@ -56,6 +56,7 @@ __all__ = [
     "RENDER_ON_200_META_KEY",
     "SEED_FILE_META_KEY",
     "VALIDATORS_META_KEY",
+    "header_value",
     "render_meta",
 ]
 
@@ -240,7 +241,7 @@ class RenderMiddleware:
         meta = {
             "depth": request.meta["depth"],
             PAGE_META_KEY: True,
-            FETCHED_VALIDATORS_META_KEY: (_header(response, b"ETag"), _header(response, b"Last-Modified")),
+            FETCHED_VALIDATORS_META_KEY: (header_value(response, b"ETag"), header_value(response, b"Last-Modified")),
             **self.meta,
         }
         if request.meta.get("redirect_urls"):
@@ -248,7 +249,8 @@ class RenderMiddleware:
         return request.replace(url=response.url, meta=meta, headers={}, dont_filter=True)
 
 
-def _header(response: Response, name: bytes) -> str | None:
+def header_value(response: Response, name: bytes) -> str | None:
+    """The last value of the response header ``name``, decoded as Latin-1 (RFC 9110 §5.5), or ``None``."""
     value = response.headers.get(name)
     return value.decode("latin-1") if value else None
 

@@ -14,6 +14,7 @@ LAYERS = (
     "docsbot.cli",
     "docsbot.web",  # the web pages, with the MCP server mounted at /mcp
     grimp.Layer("docsbot.mcp_server", "docsbot.commands", independent=True),  # interfaces
+    "docsbot.seeds",  # the spider's seed files (sitemaps, llms.txt, Doxygen's menu)
     grimp.Layer(
         "docsbot.middlewares",
         "docsbot.pipelines",
@@ -43,7 +44,10 @@ LAYERS = (
 )
 # The crawl and the service stand side by side on the store: neither imports the other (a refresh the service starts
 # is a `scrapy crawl` process).
-CRAWL = ("spiders", "docsbot.commands", "docsbot.middlewares", "docsbot.pipelines", "docsbot.workers", "docsbot.run")
+CRAWL = (
+    "spiders", "docsbot.commands", "docsbot.seeds", "docsbot.middlewares", "docsbot.pipelines", "docsbot.workers",
+    "docsbot.run",
+)  # fmt: skip
 PURE = (
     "docsbot.refresh",
     "docsbot.changes",
