@@ -2,8 +2,8 @@
 
 A thin interface over the service (:class:`docsbot.service.DocsIndex`), server-rendered with Jinja2 templates
 (``docsbot/templates``) and a few lines of progressive enhancement (no JavaScript build chain), in the shape of
-Datasette's pages: every page's URL holds its whole query, and every page has a JSON twin from the same service call
-(``/search.json``, ``/libraries.json``, ``/runs/ID.json``, ``/page.json``).
+Datasette's pages: every page's URL holds its whole query, and every page has a JSON twin answered by the same view
+(:func:`view`: ``/search.json``, ``/libraries.json``, ``/runs/ID.json``, ``/page.json``, ``/changes.json``).
 
 - ``/`` search: a query box with library/version filters, one result per page with its title, heading path, deep link
   and an excerpt with the query's words marked;
@@ -37,6 +37,7 @@ HTTP status (400, 403, 404, 502), or 503 while the database is unreachable; neve
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import logging
@@ -65,7 +66,7 @@ from docsbot.service import MAX_QUERY_CHARS, ServiceError
 from docsbot.urls import without_credentials
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Awaitable, Callable
 
     from mcp.server.mcpserver import MCPServer
     from pydantic import BaseModel
@@ -211,6 +212,37 @@ def _templates() -> Environment:
 # --- The app ------------------------------------------------------------------------------------------------------
 
 
+class View:
+    """What a page view answers: ``data`` (a service model, or a dict), shown as JSON at the view's ``.json`` twin,
+    and the ``template`` with its ``context`` that shows it as a page."""
+
+    __slots__ = ("context", "data", "template")
+
+    def __init__(self, data: BaseModel | dict[str, Any] | None, template: str = "", **context: Any) -> None:
+        self.data, self.template, self.context = data, template, context
+
+
+def view(handler: Callable[[Any, Request, bool], Awaitable[View | Response]]) -> Callable[..., Awaitable[Response]]:
+    """One route for a page and its JSON twin: ``handler(pages, request, as_json)`` (``as_json`` when the path ends
+    in ``.json``) returns a :class:`View`, or a ``Response`` of its own. A service error, a bad parameter or an
+    unreachable database it raises becomes the answer :meth:`Pages.failure` gives, as a page or as JSON."""
+
+    @functools.wraps(handler)
+    async def endpoint(pages: Pages, request: Request) -> Response:
+        as_json = request.url.path.endswith(".json")
+        try:
+            answer = await handler(pages, request, as_json)
+        except _FAILURES as exc:
+            return pages.failure(request, exc, as_json)
+        if isinstance(answer, Response):
+            return answer
+        if as_json:
+            return pages.json(answer.data if answer.data is not None else {})
+        return pages.render(request, answer.template, **answer.context)
+
+    return endpoint
+
+
 class Pages:
     """The routes of the web pages, bound to one service instance."""
 
@@ -265,21 +297,10 @@ class Pages:
             return JSONResponse({"error": message, "status": status}, status_code=status)
         return self.render(request, "error.html", status, title="Error", message=message, status=status)
 
-    async def answer(
-        self, request: Request, as_json: bool, fn: Callable[..., Any], *args: Any, template: str, **context: Any
-    ) -> Response:
-        try:
-            result = await self.call(fn, *args)
-        except _FAILURES as e:
-            return self.failure(request, e, as_json)
-        if as_json:
-            return self.json(result)
-        return self.render(request, template, result=result, **context)
+    # --- pages: each a view (its answer as a page, or as JSON at its .json twin) ---
 
-    # --- pages ---
-
-    async def search(self, request: Request) -> Response:
-        as_json = request.url.path.endswith(".json")
+    @view
+    async def search(self, request: Request, as_json: bool) -> View:
         params = request.query_params
         query = " ".join(params.get("q", "").split())
         library = params.get("library") or None
@@ -290,108 +311,72 @@ class Pages:
             limit = int(params.get("limit", "10"))
         except ValueError:
             limit = 0
-        try:
-            libraries = await self.call(self.index.version_names)
-        except _FAILURES as exc:
-            return self.failure(request, exc, as_json)
+        libraries = await self.call(self.index.version_names)
         context = {"query": query, "library": library, "version": version, "limit": limit, "libraries": libraries,
                    "kind": kind}  # fmt: skip
         if not query:
             if as_json:
-                return self.failure(request, _invalid("the query is empty: pass q="), True)
-            return self.render(request, "search.html", title="Search", result=None, **context)
-        title = f"{query[:80]} · Search"
-        return await self.answer(
-            request,
-            as_json,
-            self.index.search,
-            query,
-            library,
-            version,
-            limit,
-            kind,
-            template="search.html",
-            title=title,
-            **context,
-        )
+                raise _invalid("the query is empty: pass q=")
+            return View(None, "search.html", title="Search", result=None, **context)
+        result = await self.call(self.index.search, query, library, version, limit, kind)
+        return View(result, "search.html", title=f"{query[:80]} · Search", result=result, **context)
 
-    async def libraries(self, request: Request) -> Response:
-        as_json = request.url.path.endswith(".json")
+    @view
+    async def libraries(self, request: Request, as_json: bool) -> View:
         notice = request.query_params.get("removed")
-        return await self.answer(
-            request,
-            as_json,
-            self.index.libraries,
-            3,
-            template="libraries.html",
-            title="Libraries",
-            notice=f"removed {notice}" if notice else None,
-        )
+        result = await self.call(self.index.libraries, 3)
+        return View(result, "libraries.html", title="Libraries", result=result,
+                    notice=f"removed {notice}" if notice else None)  # fmt: skip
 
-    async def run(self, request: Request) -> Response:
-        run_id = request.path_params["run_id"]
-        as_json = run_id.endswith(".json")
-        run_id = run_id.removesuffix(".json")
-        try:
-            result = await self.call(self.index.run, run_id)
-            changes = None
-            if not as_json and result.crawl_run_id is not None and result.state not in ("starting", "running"):
-                changes = await self.call(
-                    lambda: self.index.changes(result.library, result.version, run=result.crawl_run_id, limit=1000)
-                )
-        except _FAILURES as e:
-            return self.failure(request, e, as_json)
-        if as_json:
-            return self.json(result)
-        return self.render(request, "run.html", title=f"Run {run_id}", result=result, changes=changes)
+    @view
+    async def run(self, request: Request, as_json: bool) -> View:
+        run_id = request.path_params["run_id"].removesuffix(".json")
+        result = await self.call(self.index.run, run_id)
+        changes = None
+        if not as_json and result.crawl_run_id is not None and result.state not in ("starting", "running"):
+            changes = await self.call(
+                lambda: self.index.changes(result.library, result.version, run=result.crawl_run_id, limit=1000)
+            )
+        return View(result, "run.html", title=f"Run {run_id}", result=result, changes=changes)
 
-    async def page(self, request: Request) -> Response:
-        as_json = request.url.path.endswith(".json")
+    @view
+    async def page(self, request: Request, as_json: bool) -> View:
         url = request.query_params.get("url", "")
         section = request.query_params.get("section") or None
         if not url:
-            return self.failure(request, _invalid("which page? pass url= (a result's URL)"), as_json)
-        try:
-            result = await self.call(self.index.page, url, section)
-            whole = result if section is None else await self.call(self.index.page, result.url, None)
-        except _FAILURES as e:
-            return self.failure(request, e, as_json)
+            raise _invalid("which page? pass url= (a result's URL)")
+        result = await self.call(self.index.page, url, section)
         if as_json:
-            return self.json(result)
+            return View(result)
+        whole = result if section is None else await self.call(self.index.page, result.url, None)
         anchors = [s.anchor for s in result.sections] if section is None else []
         markdown, cut = result.markdown, None
         if len(markdown) > MAX_RENDERED_CHARS:  # the page view's cost is bounded; /page.json has the whole page
             end = markdown.rfind("\n", 0, MAX_RENDERED_CHARS)
             markdown, cut = markdown[: end if end > 0 else MAX_RENDERED_CHARS], len(result.markdown)
         html = await self.call(lambda: render_markdown(markdown, anchors, images=self.images))
-        return self.render(request, "page.html", title=result.title, result=result, whole=whole, html=html, cut=cut)
+        return View(result, "page.html", title=result.title, result=result, whole=whole, html=html, cut=cut)
 
-    async def changes(self, request: Request) -> Response:
+    @view
+    async def changes(self, request: Request, as_json: bool) -> View | Response:
         """/changes (HTML), /changes.json and /changes.atom (an Atom feed: one entry per page change)."""
-        path = request.url.path
         params = request.query_params
         library = params.get("library", "")
         version = params.get("version")
         since = params.get("since") or None
         run = params.get("run")
-        as_json = path.endswith(".json")
         if not library:
-            return self.failure(request, _invalid("which library? pass library= (and version=)"), as_json)
+            raise _invalid("which library? pass library= (and version=)")
         run_id = None
         if run:
             run_id = int(run) if run.isascii() and run.isdigit() and len(run) <= 18 else None
             if run_id is None:
-                return self.failure(request, _invalid(f"run= takes a run id (a number), got {run[:40]!r}"), as_json)
-        try:
-            result = await self.call(lambda: self.index.changes(library, version, since, run=run_id, diffs=True))
-        except _FAILURES as e:
-            return self.failure(request, e, as_json)
-        if as_json:
-            return self.json(result)
-        if path.endswith(".atom"):
+                raise _invalid(f"run= takes a run id (a number), got {run[:40]!r}")
+        result = await self.call(lambda: self.index.changes(library, version, since, run=run_id, diffs=True))
+        if request.url.path.endswith(".atom"):
             return Response(atom_feed(result, str(request.url)), media_type="application/atom+xml")
         label = store.version_label(library, version) if version is not None else library
-        return self.render(request, "changes.html", title=f"Changes · {label}", result=result, label=label)
+        return View(result, "changes.html", title=f"Changes · {label}", result=result, label=label)
 
     async def write(self, request: Request) -> Response:
         """POST /libraries/refresh and /libraries/remove: forms with library, version and the CSRF token."""
