@@ -276,23 +276,21 @@ class EmbeddingWorker:
         return self.stats
 
     async def _slot(self) -> str | None:
-        waits = self.retry.waits()
-        failures = 0
         while not self._stopping:
-            try:
-                claimed = await self._batch()
+            tries = 0
+            try:  # a claim whose connection failed was rolled back: it is retried by the store's policy
+                async for attempt in self.retry.async_retrying(f"embedding {self.label}", until=lambda: self._stopping):
+                    with attempt:
+                        tries = attempt.retry_state.attempt_number
+                        claimed = await self._batch()
             except EmbeddingModelError as exc:
                 self.stop()
                 return str(exc)
-            except psycopg.OperationalError as exc:  # PoolTimeout included: the claim was rolled back
-                if failures == len(waits):
-                    self.stop()
-                    return str(StoreUnavailable(f"embedding {self.label}: {exc} (gave up after {failures + 1} tries)"))
-                logger.warning("embedding %s: %s; retrying in %.1f s", self.label, exc, waits[failures])
-                await asyncio.sleep(waits[failures])
-                failures += 1
-                continue
-            failures = 0
+            except psycopg.OperationalError as exc:  # PoolTimeout included
+                if self._stopping:
+                    return None
+                self.stop()
+                return str(StoreUnavailable(f"embedding {self.label}: {exc} (gave up after {tries} tries)"))
             if claimed:
                 await self._report()
                 continue

@@ -10,13 +10,14 @@ from __future__ import annotations
 import logging
 import random
 import re
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import psycopg
+import tenacity
 from pgvector.psycopg import register_vector
+from psycopg_pool import PoolClosed
 
 from docsbot.errors import DocsbotError
 
@@ -52,13 +53,29 @@ class StoreUnavailable(DatabaseError):
     network). Nothing of that operation was written; the message names what and why, in one line."""
 
 
+class _JitteredBackoff(tenacity.wait.wait_base):
+    """``delay``, 2×, 4×… seconds before each retry, at most ``max_delay``, each ±50% at random."""
+
+    def __init__(self, delay: float, max_delay: float) -> None:
+        self.delay, self.max_delay = delay, max_delay
+
+    def __call__(self, retry_state: tenacity.RetryCallState) -> float:
+        backoff = min(self.delay * 2 ** (retry_state.attempt_number - 1), self.max_delay)
+        return backoff * random.uniform(0.5, 1.5)
+
+
+def _retryable(exc: BaseException) -> bool:
+    # PoolClosed is an OperationalError too, but the run is shutting down: retrying it cannot succeed.
+    return isinstance(exc, psycopg.OperationalError) and not isinstance(exc, PoolClosed)
+
+
 @dataclass(frozen=True)
 class RetryPolicy:
-    """How every database step of a run is retried: ``retries`` more attempts after the first, waiting ``delay``,
+    """How every database step is retried (tenacity): ``retries`` more attempts after the first, waiting ``delay``,
     2×, 4×… seconds (at most ``max_delay``, each ±50% at random, so that steps that failed together do not come
     back together). Only ``psycopg.OperationalError`` is retried (``PoolTimeout`` included: no connection could
-    be had; a broken connection; a restarting server); anything else is a bug or a refusal and raised at once.
-    From ``DOCSBOT_DB_RETRIES`` and ``DOCSBOT_DB_RETRY_DELAY``."""
+    be had; a broken connection; a restarting server), never ``PoolClosed`` (the run is shutting down); anything
+    else is a bug or a refusal and raised at once. From ``DOCSBOT_DB_RETRIES`` and ``DOCSBOT_DB_RETRY_DELAY``."""
 
     retries: int = 4
     delay: float = 0.5
@@ -68,13 +85,36 @@ class RetryPolicy:
     def from_settings(cls, settings: BaseSettings) -> RetryPolicy:
         return cls(settings.getint("DOCSBOT_DB_RETRIES", 4), settings.getfloat("DOCSBOT_DB_RETRY_DELAY", 0.5))
 
-    def waits(self) -> list[float]:
-        """Seconds to wait before each retry (jittered)."""
-        out, delay = [], self.delay
-        for _ in range(self.retries):
-            out.append(delay * random.uniform(0.5, 1.5))
-            delay = min(delay * 2, self.max_delay)
-        return out
+    @property
+    def attempts(self) -> int:
+        return self.retries + 1
+
+    def _options(self, what: str, until: Callable[[], bool] | None = None) -> dict[str, Any]:
+        def warn(state: tenacity.RetryCallState) -> None:
+            exc = state.outcome.exception() if state.outcome else None
+            wait = state.next_action.sleep if state.next_action else 0.0
+            logger.warning("%s: %s; retrying in %.1f s", what, one_line(exc) if exc else "failed", wait)
+
+        stop = tenacity.stop_after_attempt(self.attempts)
+        if until is not None:
+            stop = stop | (lambda _state: until())
+        return {
+            "retry": tenacity.retry_if_exception(_retryable),
+            "stop": stop,
+            "wait": _JitteredBackoff(self.delay, self.max_delay),
+            "before_sleep": warn,
+            "reraise": True,
+        }
+
+    def retrying(self, what: str) -> tenacity.Retrying:
+        """``for attempt in policy.retrying(what): with attempt: ...``: blocks while it waits (setup and
+        command-line steps, never the crawl's event loop). Raises the last error once the attempts are spent."""
+        return tenacity.Retrying(**self._options(what))
+
+    def async_retrying(self, what: str, until: Callable[[], bool] | None = None) -> tenacity.AsyncRetrying:
+        """The same for coroutines (``async for``): waits with ``asyncio.sleep``; stops retrying early once
+        ``until()`` is true (a worker told to stop)."""
+        return tenacity.AsyncRetrying(**self._options(what, until))
 
 
 def one_line(exc: BaseException) -> str:
@@ -85,15 +125,14 @@ def retry_sync(policy: RetryPolicy, what: str, operation: Callable[[], Any]) -> 
     """``operation()`` (one transaction at most), retried by ``policy`` on ``psycopg.OperationalError``; raises
     :class:`StoreUnavailable` naming ``what`` once the retries are spent. Blocks while it waits: for setup and
     command-line steps, never on the crawl's event loop (see :meth:`PageStore._retrying`)."""
-    waits = policy.waits()
-    for attempt in range(len(waits) + 1):
-        try:
-            return operation()
-        except psycopg.OperationalError as exc:
-            if attempt == len(waits):
-                raise StoreUnavailable(f"{what}: {one_line(exc)} (gave up after {attempt + 1} attempts)") from exc
-            logger.warning("%s: %s; retrying in %.1f s", what, one_line(exc), waits[attempt])
-            time.sleep(waits[attempt])
+    tries = 0
+    try:
+        for attempt in policy.retrying(what):
+            with attempt:
+                tries = attempt.retry_state.attempt_number
+                return operation()
+    except psycopg.OperationalError as exc:
+        raise StoreUnavailable(f"{what}: {one_line(exc)} (gave up after {tries} attempt{'s' * (tries > 1)})") from exc
     raise AssertionError("unreachable")
 
 
@@ -144,19 +183,14 @@ def connect(dsn: str, *, retry: RetryPolicy | None = None, **kwargs: Any) -> psy
     With ``retry``, a refused or failed connection is tried again as that policy says (a server restarting).
     Raises :class:`DatabaseError` naming the server (password hidden)."""
     kwargs.setdefault("connect_timeout", 10)
-    waits = retry.waits() if retry is not None else []
-    for attempt in range(len(waits) + 1):
-        try:
-            conn = psycopg.connect(dsn, **kwargs)
-            break
-        except psycopg.OperationalError as exc:
-            if attempt == len(waits):
-                tries = f" (after {attempt + 1} attempts)" if attempt else ""
-                raise DatabaseError(f"cannot connect to {redact_dsn(dsn)}{tries}: {one_line(exc)}") from exc
-            logger.warning(
-                "cannot connect to %s: %s; retrying in %.1f s", redact_dsn(dsn), one_line(exc), waits[attempt]
-            )
-            time.sleep(waits[attempt])
+    policy = retry or RetryPolicy(retries=0)
+    try:
+        for attempt in policy.retrying(f"cannot connect to {redact_dsn(dsn)}"):
+            with attempt:
+                conn = psycopg.connect(dsn, **kwargs)
+    except psycopg.OperationalError as exc:
+        tries = f" (after {policy.attempts} attempts)" if policy.retries else ""
+        raise DatabaseError(f"cannot connect to {redact_dsn(dsn)}{tries}: {one_line(exc)}") from exc
     try:
         register_vector(conn)
     except psycopg.ProgrammingError:

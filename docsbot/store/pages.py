@@ -155,18 +155,17 @@ class PageStore:
         COMMIT was lost in transit is harmless to repeat. At most ``pool_size`` operations run at once; the others
         wait for their turn (no time limit) before their attempt starts. Raises :class:`StoreUnavailable` once the
         retries are spent; a closed pool (``PoolClosed``: the run is shutting down) is not retried."""
-        waits = self.retry.waits()
-        for attempt in range(len(waits) + 1):
-            try:
-                async with self._turns:
-                    return await operation()
-            except PoolClosed as exc:
-                raise StoreUnavailable(f"{what}: the connection pool is closed") from exc
-            except psycopg.OperationalError as exc:
-                if attempt == len(waits):
-                    raise StoreUnavailable(f"{what}: {one_line(exc)} (gave up after {attempt + 1} attempts)") from exc
-                logger.warning("%s: %s; retrying in %.1f s", what, one_line(exc), waits[attempt])
-                await asyncio.sleep(waits[attempt])
+        tries = 0
+        try:
+            async for attempt in self.retry.async_retrying(what):
+                with attempt:
+                    tries = attempt.retry_state.attempt_number
+                    async with self._turns:
+                        return await operation()
+        except PoolClosed as exc:
+            raise StoreUnavailable(f"{what}: the connection pool is closed") from exc
+        except psycopg.OperationalError as exc:
+            raise StoreUnavailable(f"{what}: {one_line(exc)} (gave up after {tries} attempts)") from exc
         raise AssertionError("unreachable")
 
     async def open(self) -> None:
