@@ -1,11 +1,12 @@
 """JavaScript rendering through scrapy-playwright, for documentation sites that build their pages in the browser.
 
 Which pages are rendered: all of them with ``-a render=js``, and any page whose canonical URL matches the
-``DOCSBOT_RENDER_URLS`` regular expression (``re.search``; a list of expressions in a settings file). Everything
-else keeps Scrapy's plain HTTP download handler; so does every *conditional* request: a stored page is first
-revalidated with a plain conditional request (RFC 9110 §13.1) and rendered only when that answers 200, so an
-unchanged JavaScript site costs 304s, not browser renders. (Playwright does not handle conditional requests: a
-304 to a browser navigation hangs until the navigation timeout.)
+``DOCSBOT_RENDER_URLS`` regular expression (``re.search``; a list of expressions in a settings file): their requests
+carry ``meta["playwright"]``, which :class:`docsbot.downloader.DownloadHandler` hands to scrapy-playwright's
+handler. Everything else goes through Scrapy's plain HTTP handler; so does every *conditional* request: a stored
+page is first revalidated with a plain conditional request (RFC 9110 §13.1) and rendered only when that answers
+200, so an unchanged JavaScript site costs 304s, not browser renders. (Playwright does not handle conditional
+requests: a 304 to a browser navigation hangs until the navigation timeout.)
 
 The browser is the system Chromium (Debian's ``chromium`` package, ``/usr/bin/chromium``; ``DOCSBOT_CHROMIUM``
 or ``PLAYWRIGHT_LAUNCH_OPTIONS["executable_path"]`` name another); it starts on the first render only. Pages are
@@ -27,10 +28,9 @@ if TYPE_CHECKING:
 
     from scrapy.settings import Settings
 
-__all__ = ["RENDER_MODES", "RenderError", "RenderPolicy", "abort_request", "enable_rendering"]
+__all__ = ["RENDER_MODES", "RenderError", "RenderPolicy", "abort_request", "check_rendering"]
 
 RENDER_MODES = ("none", "js")
-PLAYWRIGHT_HANDLER = "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler"
 # Sub-resources a text extractor never needs; aborting them keeps renders fast and the browser small.
 _SKIPPED_RESOURCES = frozenset({"image", "media", "font"})
 
@@ -68,10 +68,10 @@ class RenderPolicy:
         return self.all_pages or any(p.search(url) for p in self.patterns)
 
 
-def enable_rendering(settings: Settings) -> None:
-    """Route ``http``/``https`` through scrapy-playwright's download handler (requests without
-    ``meta["playwright"]`` still go through Scrapy's plain handler). Called before the crawler applies its
-    settings. Raises :class:`RenderError` when scrapy-playwright is not installed or the browser is missing."""
+def check_rendering(settings: Settings) -> None:
+    """Raise :class:`RenderError` when rendering cannot work here: scrapy-playwright is not installed, or the browser
+    ``PLAYWRIGHT_LAUNCH_OPTIONS`` names is missing. (The download handler, :class:`docsbot.downloader.DownloadHandler`,
+    hands a page to scrapy-playwright's handler when its request asks for a render.)"""
     try:
         import scrapy_playwright  # noqa: F401
     except ImportError:
@@ -84,9 +84,6 @@ def enable_rendering(settings: Settings) -> None:
             f"rendering needs Chromium at {executable} (Debian: apt-get install chromium); set DOCSBOT_CHROMIUM "
             "or PLAYWRIGHT_LAUNCH_OPTIONS['executable_path'] to another browser"
         )
-    handlers = dict(settings.getdict("DOWNLOAD_HANDLERS"))
-    handlers.update({"http": PLAYWRIGHT_HANDLER, "https": PLAYWRIGHT_HANDLER})
-    settings.set("DOWNLOAD_HANDLERS", handlers, priority="spider")
 
 
 def unprivileged_launcher() -> str | None:

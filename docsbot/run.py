@@ -40,13 +40,11 @@ from typing import TYPE_CHECKING, Any
 import psycopg
 from scrapy import signals
 from scrapy.exceptions import CloseSpider, DontCloseSpider, DropItem, NotConfigured
-from scrapy.utils.conf import build_component_list
 from scrapy.utils.misc import load_object
 
 from docsbot import network, store
 from docsbot.arguments import CrawlArguments, CrawlSettings, SpiderArgumentError, parse_duration
 from docsbot.embedding import EmbeddingModelError, load_embedder
-from docsbot.errors import DocsbotError
 from docsbot.extract import EXTRACTOR_VERSION
 from docsbot.items import PageItem
 from docsbot.refresh import (
@@ -61,7 +59,7 @@ from docsbot.refresh import (
     parse_skip_statuses,
     run_outcome,
 )
-from docsbot.render import RenderPolicy, enable_rendering
+from docsbot.render import RenderPolicy, check_rendering
 from docsbot.urls import Scope
 from docsbot.vectors import EmbeddingWorker, FillStats, ModelRunner, describe_progress
 
@@ -75,12 +73,10 @@ if TYPE_CHECKING:
     from docsbot.embedding import Embedder
 
 __all__ = [
-    "ComponentError",
     "IndexContext",
     "IndexRun",
     "PageNotStored",
     "RunVectors",
-    "check_components",
     "count_failure",
     "index_context",
 ]
@@ -232,48 +228,6 @@ class RunVectors:
         await self.runner.aclose()
 
 
-# The components a docs crawl cannot store correctly without, per component setting, in the order they must run.
-REQUIRED_COMPONENTS: dict[str, tuple[str, ...]] = {
-    "EXTENSIONS": ("docsbot.run.IndexRun",),
-    "DOWNLOADER_MIDDLEWARES": (
-        "docsbot.middlewares.ScopeMiddleware",
-        "docsbot.middlewares.ConditionalRequestMiddleware",
-    ),
-    "ITEM_PIPELINES": (
-        "docsbot.pipelines.ChunkPipeline",
-        "docsbot.pipelines.StorePipeline",
-    ),
-}
-
-
-class ComponentError(DocsbotError, RuntimeError):
-    """A component docsbot needs is switched off or out of order in the crawl's settings."""
-
-
-def check_components(settings: BaseSettings) -> None:
-    """Raise :class:`ComponentError` unless every :data:`REQUIRED_COMPONENTS` entry (or a subclass of it) is
-    enabled, in that order.
-
-    Scrapy merges a component setting with its ``*_BASE`` only: a project or ``-s`` value of ``ITEM_PIPELINES``
-    or ``EXTENSIONS`` replaces docsbot's whole dict (docsbot/settings.py). Without this check such a crawl would
-    run without storing (pipelines off) or without its run (extension off) and still look like a crawl.
-    """
-    for setting, required in REQUIRED_COMPONENTS.items():
-        enabled = [load_object(c) for c in build_component_list(settings.getwithbase(setting))]
-        positions = []
-        for path in required:
-            cls = load_object(path)
-            found = [i for i, c in enumerate(enabled) if isinstance(c, type) and issubclass(c, cls)]
-            if not found:
-                raise ComponentError(
-                    f"{path} is not enabled in {setting}: a {setting} setting replaced docsbot's "
-                    f"(docsbot/settings.py); keep docsbot's entries ({', '.join(required)}) beside your own"
-                )
-            positions.append(found[0])
-        if positions != sorted(positions):
-            raise ComponentError(f"{setting} must run {', '.join(required)} in this order (docsbot/settings.py)")
-
-
 def index_context(crawler: Crawler) -> IndexContext:
     """The run's context, for components built after the extension; ``NotConfigured`` without it (another
     spider, or docsbot's extension switched off)."""
@@ -376,10 +330,6 @@ class IndexRun:
             store.bind_model(conn, version, embedder.name, lambda: embedder.dim)
         # After the connection's transaction ended: a CREATE INDEX CONCURRENTLY waits for every older one
         self._ensure_vector_indexes(dsn)
-        # The gone answers must reach the spider: Scrapy's HttpErrorMiddleware (built after this extension, while
-        # settings are still open) drops other non-2xx responses.
-        allowed = set(settings.getlist("HTTPERROR_ALLOWED_CODES")) | gone
-        settings.set("HTTPERROR_ALLOWED_CODES", sorted(int(code) for code in allowed), priority="spider")
         label = store.version_label(version.library, version.name)
         context = IndexContext(
             version=version,
@@ -446,15 +396,15 @@ class IndexRun:
 
     @staticmethod
     def _rendering(crawler: Crawler, mode: str) -> RenderPolicy:
-        """Which pages go through the browser; with any, the download handler becomes scrapy-playwright's (the
-        settings are not frozen yet while extensions are built)."""
+        """Which pages go through the browser (docsbot.downloader.DownloadHandler hands them to scrapy-playwright's
+        handler); with any, whether that can work here is checked now, before anything is fetched."""
         settings = crawler.settings
         try:
             policy = RenderPolicy.from_settings(mode, settings.get("DOCSBOT_RENDER_URLS"))
         except ValueError as exc:
             raise SpiderArgumentError(str(exc)) from None
         if policy.enabled:
-            enable_rendering(settings)
+            check_rendering(settings)
         return policy
 
     def _release_lock(self) -> None:

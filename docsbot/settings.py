@@ -172,9 +172,6 @@ DOWNLOAD_TIMEOUT = 30
 SCHEDULER_MEMORY_QUEUE = "scrapy.squeues.FifoMemoryQueue"
 # The same order for a crawl with a JOBDIR.
 SCHEDULER_DISK_QUEUE = "scrapy.squeues.PickleFifoDiskQueue"
-# Scrapy's downloader, holding a slot's concurrency when several requests are queued at once (Scrapy 2.14+ sent them
-# all: docsbot.downloader).
-DOWNLOADER = "docsbot.downloader.Downloader"
 # Scrapy's retries of a failed download (5xx, timeouts, connection errors).
 RETRY_TIMES = 2
 # robots.txt's Crawl-delay is honoured (one request at a time to that host, this far apart) up to this many seconds.
@@ -192,8 +189,8 @@ DOWNLOAD_WARNSIZE = 0
 
 # --- JavaScript rendering (scrapy-playwright; see docsbot.render) ----------------------------------------------
 # Pages rendered in a browser besides -a render=js: a regular expression matched against each canonical URL
-# (a list of them in a settings file). The download handler is switched to scrapy-playwright only when a run
-# renders; a stored page is revalidated with a plain conditional request first and rendered only on 200.
+# (a list of them in a settings file). Playwright starts on a run's first render only; a stored page is
+# revalidated with a plain conditional request first and rendered only on 200.
 DOCSBOT_RENDER_URLS = os.environ.get("DOCSBOT_RENDER_URLS", "")
 # When a render is done: "load", "domcontentloaded" or "networkidle" (content fetched by scripts has arrived).
 DOCSBOT_RENDER_WAIT_UNTIL = os.environ.get("DOCSBOT_RENDER_WAIT_UNTIL", "networkidle")
@@ -222,8 +219,6 @@ DOCSBOT_MASS_DELETE_SHARE = _env_number("DOCSBOT_MASS_DELETE_SHARE", "0.25", flo
 DOCSBOT_GONE_STATUSES = [
     int(code) for code in os.environ.get("DOCSBOT_GONE_STATUSES", "404,410").replace(" ", "").split(",") if code
 ]
-# Gone pages must reach the spider (so they can be deleted): Scrapy passes these codes to it.
-HTTPERROR_ALLOWED_CODES = DOCSBOT_GONE_STATUSES
 # Answers that, from a page never stored, mean the site keeps it from the crawler (a login page, a forbidden
 # directory): the page is skipped by the site's rule (docsbot/skipped/forbidden, .../refused), like one robots.txt
 # disallows, and the run stays complete. A stored page that starts answering one is kept and counted failed, or
@@ -248,37 +243,17 @@ DOCSBOT_DOXYGEN_MENU = os.environ.get("DOCSBOT_DOXYGEN_MENU", "1") not in ("0", 
 DOCSBOT_CHANGES_KEEP = os.environ.get("DOCSBOT_CHANGES_KEEP", "90d")
 # A modified page's unified diff (old Markdown against new) is cut at this many bytes.
 DOCSBOT_CHANGE_DIFF_BYTES = _env_number("DOCSBOT_CHANGE_DIFF_BYTES", "16384")
-# --- Components (a value of yours replaces docsbot's entries: keep them beside yours) ------------------------
-# The spider keeps each page's depth itself (stored pages keep their stored depth; see docsbot/refresh.py), so
-# Scrapy's DepthMiddleware, which would overwrite it with parent + 1, is off.
-SPIDER_MIDDLEWARES = {"scrapy.spidermiddlewares.depth.DepthMiddleware": None}
-# robots.txt, scope, retries honouring Retry-After, rendering and conditional requests (RFC 9110 §13.1).
-DOWNLOADER_MIDDLEWARES = {
-    # Scrapy's, fixed: all requests waiting for robots.txt are checked (see docsbot.middlewares).
-    "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
-    "docsbot.middlewares.RobotsTxtMiddleware": 100,
-    # Scrapy's retries, waiting what a 429/503's Retry-After asks (up to DOCSBOT_RETRY_AFTER_MAX s; see docsbot.retry).
-    "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
-    "docsbot.retry.RetryAfterMiddleware": 550,
-    # First: a request out of scope (a redirect hop to another host) is dropped before anything else, robots.txt
-    # included, is asked of that host.
-    "docsbot.middlewares.ScopeMiddleware": 50,
-    # Sees a response after the conditional-request middleware (580) and the redirect middleware (600).
-    "docsbot.middlewares.RenderMiddleware": 570,
-    "docsbot.middlewares.ConditionalRequestMiddleware": 580,
-}
-# The run's setup and bookkeeping (docsbot.run): built after the spider, before every other docsbot component.
-EXTENSIONS = {"docsbot.run.IndexRun": 0}
-# HTML → Markdown → chunks (ChunkPipeline), then one transaction per page (StorePipeline), in that order.
-ITEM_PIPELINES = {
-    "docsbot.pipelines.ChunkPipeline": 300,
-    "docsbot.pipelines.StorePipeline": 500,
-}
+# --- Components ---------------------------------------------------------------------------------------------
+# docsbot's Scrapy add-on (docsbot.addon.Docsbot): adds docsbot's middlewares, pipelines, run extension, downloader,
+# log formatter and download handler beside a project's own, and lets the answers that mean gone
+# (DOCSBOT_GONE_STATUSES) reach the spider; nothing is changed after the crawler is built.
+ADDONS = {"docsbot.addon.Docsbot": 0}
 
 # --- Network (docsbot/network.py) ------------------------------------------------------------------------------
 # Every name a crawl resolves goes through this resolver (Scrapy's CachingHostnameResolver, IPv4 and IPv6): a crawl
 # started from the network (-a network=public: MCP's index_library, the web pages) is refused every address that is
-# not public (loopback, private, link-local...), at every connection, redirects and robots.txt included.
+# not public (loopback, private, link-local...), at every connection, redirects and robots.txt included. Scrapy
+# installs it for the whole process, from the project's settings (an add-on cannot set it).
 TWISTED_DNS_RESOLVER = "docsbot.resolver.GuardedResolver"
 # What such a crawl may reach besides public addresses: networks (10.0.0.0/8, fd00::/8, 127.0.0.1) and host names
 # (docs.internal), comma- or space-separated; "*" every address. Read where the crawl runs (a Scrapyd node's or the
@@ -305,7 +280,5 @@ REMOTE_CONTROL_ENABLED = False
 
 # Scrapy's log level (DEBUG, INFO, WARNING, ERROR).
 LOG_LEVEL = os.environ.get("DOCSBOT_LOG_LEVEL", "INFO")
-# Item errors and drops are one line (URL and reason), never the item (its embeddings are ~150 KB of text).
-LOG_FORMATTER = "docsbot.logformatter.DocsbotLogFormatter"
 # Feeds (-o items.jsonl) are written as UTF-8, not escaped ASCII.
 FEED_EXPORT_ENCODING = "utf-8"

@@ -58,6 +58,7 @@ SCRAPY_SETTINGS_READ = {
     "handler for http and https; every other run keeps Scrapy's plain HTTP handler",
     "RETRY_EXCEPTIONS": "the exceptions Scrapy retries: docsbot's retry middleware (which honours `Retry-After`) "
     "retries the same ones",
+    "HTTPERROR_ALLOWED_CODES": "the add-on adds `DOCSBOT_GONE_STATUSES` to it, so that those answers reach the spider",
 }
 
 
@@ -259,7 +260,34 @@ def settings_page() -> str:
     out += [f"| `{name}` | {_cell(text)} |" for name, text in OTHER_ENVIRONMENT.items()]
     out += ["", "## Scrapy's settings docsbot reads", "", "| setting | what docsbot does with it |", "|---|---|"]
     out += [f"| `{name}` | {_cell(text)} |" for name, text in SCRAPY_SETTINGS_READ.items()]
+    out += addon_section()
     return "\n".join(out).rstrip() + "\n"
+
+
+def addon_section() -> list[str]:
+    """The add-on's components and settings (:mod:`docsbot.addon`), as it adds them."""
+    from docsbot import addon
+
+    out = [
+        "",
+        "## The add-on",
+        "",
+        "What `docsbot.addon.Docsbot` (`ADDONS`) adds before the crawler is built: each component beside a "
+        "project's own, unless the project names it already (`None` switches one off; the required ones are "
+        "checked). See [Scrapy settings and components](scrapy-settings.md).",
+        "",
+        "| setting | entry | priority | required |",
+        "|---|---|---|---|",
+    ]
+    for name, components in addon.COMPONENTS.items():
+        required = addon.REQUIRED_COMPONENTS.get(name, ())
+        for component, priority in components.items():
+            shown = "off (`None`)" if priority is None else str(priority)
+            out.append(f"| `{name}` | `{component}` | {shown} | {'yes' if component in required else ''} |")
+    for name, value in addon.SETTINGS.items():
+        out.append(f"| `{name}` | `{value}` | add-on | |")
+    out.append(f"| `DOWNLOAD_HANDLERS` | `http`, `https`: `{addon.DOWNLOAD_HANDLER}` | add-on | |")
+    return out
 
 
 def names_read_by_code() -> set[str]:

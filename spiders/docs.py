@@ -27,6 +27,7 @@ from scrapy.exceptions import CloseSpider
 from scrapy.http import HtmlResponse
 from scrapy.spidermiddlewares.httperror import HttpError
 
+from docsbot.addon import check_addon
 from docsbot.arguments import ARGUMENT_NAMES, CrawlArguments
 from docsbot.extract import EXTRACTOR_VERSION, ConverterFailed, ExtractionError, content_hash
 from docsbot.freshness import fresh_until
@@ -45,7 +46,7 @@ from docsbot.middlewares import (
     render_meta,
 )
 from docsbot.refresh import RootFailed
-from docsbot.run import check_components, count_failure, index_context
+from docsbot.run import count_failure, index_context
 from docsbot.seeds import SeedFiles
 from docsbot.store import StoreUnavailable
 from docsbot.urls import canonical_url, is_download, page_key
@@ -74,7 +75,7 @@ class DocsSpider(SeedFiles, scrapy.Spider):
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> DocsSpider:
-        check_components(crawler.settings)  # before IndexRun's setup writes anything
+        check_addon(crawler.settings)  # the add-on (applied after the spider is built) brings every component
         spider = super().from_crawler(crawler, *args, **kwargs)
         spider.extractor = ExtractionPool.from_crawler(crawler)  # HTML → Markdown off the reactor thread
         spider.keep_html = crawler.settings.getbool("DOCSBOT_KEEP_HTML", True)

@@ -1,4 +1,4 @@
-"""Scrapy extensions that tests enable in a crawl (``-s EXTENSIONS=...``) to observe the engine from outside."""
+"""Scrapy components that tests enable in a crawl (``-s EXTENSIONS=...``, ``-s ITEM_PIPELINES=...``) to observe it."""
 
 from __future__ import annotations
 
@@ -34,3 +34,20 @@ class QueueProbe:
 
     def closed(self, spider: Spider) -> None:
         self.crawler.stats.set_value("probe/scheduler_max", self.most)
+
+
+class CountingPipeline:
+    """A project's own item pipeline, after docsbot's: counts the items that reach it and logs the count at the end
+    (``tests.extensions.CountingPipeline: N items``)."""
+
+    def __init__(self) -> None:
+        self.items = 0
+
+    def process_item(self, item: object) -> object:
+        self.items += 1
+        return item
+
+    def close_spider(self) -> None:
+        import logging
+
+        logging.getLogger(__name__).info("tests.extensions.CountingPipeline: %d items", self.items)

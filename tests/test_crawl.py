@@ -253,19 +253,21 @@ def test_bad_spider_arguments_fail_before_any_write(crawl, db):
     assert tables == 0 or db.execute("SELECT count(*) FROM pages").fetchone()[0] == 0
 
 
-def test_a_settings_dict_that_drops_docsbot_components_fails_before_any_request(crawl, docsite, db):
-    # A project or -s value of ITEM_PIPELINES / EXTENSIONS replaces docsbot's whole dict (Scrapy merges only the
-    # *_BASE one): such a crawl would fetch pages and store none, or run without its IndexRun.
-    own_only = {"ITEM_PIPELINES": json.dumps({"docsbot.pipelines.ChunkPipeline": 300})}
-    no_run = {"EXTENSIONS": json.dumps({"scrapy.extensions.closespider.CloseSpider": 0})}
-    reordered = {
-        "ITEM_PIPELINES": json.dumps({"docsbot.pipelines.ChunkPipeline": 600, "docsbot.pipelines.StorePipeline": 500})
-    }
+def test_a_projects_own_components_sit_beside_docsbots_and_one_switched_off_stops_the_crawl_before_any_request(
+    crawl, docsite, db
+):
+    """docsbot's add-on (docsbot.addon) adds its components to a project's own ITEM_PIPELINES / EXTENSIONS / ...
+    (a settings file, -s) instead of being replaced by them; one of docsbot's that a project switches off (None),
+    puts out of order, or an ADDONS setting without the add-on, stops the crawl with one line before it requests or
+    writes anything."""
     for settings, named in (
-        (own_only, "StorePipeline is not enabled in ITEM_PIPELINES"),
-        (no_run, "IndexRun is not enabled in EXTENSIONS"),
-        (reordered, "ITEM_PIPELINES must run"),
-    ):
+        ({"ITEM_PIPELINES": json.dumps({"docsbot.pipelines.StorePipeline": None})},
+         "docsbot.pipelines.StorePipeline is switched off in ITEM_PIPELINES"),
+        ({"EXTENSIONS": json.dumps({"docsbot.run.IndexRun": None})},
+         "docsbot.run.IndexRun is switched off in EXTENSIONS"),
+        ({"ITEM_PIPELINES": json.dumps({"docsbot.pipelines.ChunkPipeline": 600})}, "ITEM_PIPELINES must run"),
+        ({"ADDONS": json.dumps({})}, "the docsbot add-on is not enabled"),
+    ):  # fmt: skip
         result = crawl(url=f"{docsite.url}/docs/index.html", settings=settings)
         assert result.returncode == 1, result.stderr[-2000:]
         assert named in result.stderr, result.stderr[-2000:]
@@ -273,11 +275,19 @@ def test_a_settings_dict_that_drops_docsbot_components_fails_before_any_request(
     assert docsite.site.hits == []
     tables = db.execute("SELECT count(*) FROM pg_tables WHERE tablename = 'pages'").fetchone()[0]
     assert tables == 0 or db.execute("SELECT count(*) FROM versions").fetchone()[0] == 0
-    # docsbot's entries kept beside one's own (the documented way) crawl and store as usual
-    extended = {"EXTENSIONS": json.dumps({"docsbot.run.IndexRun": 0, "scrapy.extensions.closespider.CloseSpider": 0})}
-    result = crawl(url=f"{docsite.url}/docs/index.html", settings=extended)
+    # A project's own extension and pipeline only (what replaced docsbot's whole dicts before the add-on): docsbot's
+    # are added beside them, and the crawl stores as usual with the project's components running too.
+    own = {
+        "EXTENSIONS": json.dumps({"scrapy.extensions.closespider.CloseSpider": 0}),
+        "ITEM_PIPELINES": json.dumps({"tests.extensions.CountingPipeline": 900}),
+        "CLOSESPIDER_PAGECOUNT": "100",
+    }
+    result = crawl(url=f"{docsite.url}/docs/index.html", settings=own)
     assert result.returncode == 0, result.stderr[-2000:]
     assert db.execute("SELECT count(*) FROM pages").fetchone()[0] == 5
+    assert "tests.extensions.CountingPipeline: 5 items" in result.stderr
+    enabled = ("docsbot.run.IndexRun", "scrapy.extensions.closespider.CloseSpider", "docsbot.pipelines.StorePipeline")
+    assert all(component in result.stderr for component in enabled)  # Scrapy's "Enabled extensions..." lists
 
 
 def test_settings_come_from_the_environment_and_a_malformed_one_is_named(crawl, docsite, db):

@@ -81,6 +81,9 @@ def test_the_settings_reference_has_every_setting_described_and_every_variable_t
     read = reference.names_read_by_code()
     assert {"DATABASE_URL", "DOCSBOT_MCP_TOKEN", "SCRAPYD_URL", "DOCSBOT_EMBEDDING_URL", "DOCSBOT_CHUNK_TOKENS"} <= read
     assert sorted(name for name in read if f"`{name}`" not in page) == []
+    from docsbot.addon import COMPONENTS
+
+    assert all(f"`{component}`" in page for components in COMPONENTS.values() for component in components)
     by_name = {row["name"]: row for row in rows}
     assert by_name["SCRAPER_SLOT_MAX_ACTIVE_SIZE"]["env"] == "DOCSBOT_MAX_BYTES_IN_FLIGHT"
     assert by_name["DOCSBOT_DB_RETRIES"]["default"] == "4"

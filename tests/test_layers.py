@@ -16,12 +16,14 @@ LAYERS = (
     grimp.Layer("docsbot.mcp_server", "docsbot.commands", independent=True),  # interfaces
     "docsbot.seeds",  # the spider's seed files (sitemaps, llms.txt, Doxygen's menu)
     grimp.Layer(
+        "docsbot.addon",
         "docsbot.middlewares",
         "docsbot.pipelines",
         "docsbot.retry",
         "docsbot.logformatter",
+        "docsbot.downloader",
         independent=True,
-    ),  # Scrapy components
+    ),  # Scrapy components (the add-on names the others by their import paths)
     "docsbot.workers",  # the extraction and chunking pool the spider and the chunk pipeline share
     "docsbot.run",  # the run extension
     grimp.Layer("docsbot.service", "docsbot.vectors", independent=True),  # the service; the embedding queue's workers
@@ -45,8 +47,8 @@ LAYERS = (
 # The crawl and the service stand side by side on the store: neither imports the other (a refresh the service starts
 # is a `scrapy crawl` process).
 CRAWL = (
-    "spiders", "docsbot.commands", "docsbot.seeds", "docsbot.middlewares", "docsbot.pipelines", "docsbot.workers",
-    "docsbot.run",
+    "spiders", "docsbot.commands", "docsbot.addon", "docsbot.seeds", "docsbot.middlewares", "docsbot.pipelines",
+    "docsbot.workers", "docsbot.run", "docsbot.downloader",
 )  # fmt: skip
 PURE = (
     "docsbot.refresh",

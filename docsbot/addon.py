@@ -1,0 +1,138 @@
+"""docsbot as a Scrapy add-on (https://docs.scrapy.org/en/latest/topics/addons.html): ``ADDONS =
+{"docsbot.addon.Docsbot": 0}`` (docsbot's settings module has it) configures every component a docs crawl needs,
+before the crawler is built, and nothing changes a setting after that.
+
+- **Merged, not replaced.** Each component is added to its component priority dictionary unless the project already
+  names it (``setdefault_in_component_priority_dict``), so a project's own ``ITEM_PIPELINES``,
+  ``DOWNLOADER_MIDDLEWARES`` or ``EXTENSIONS`` (a settings file, ``-s``, Scrapy Cloud's raw settings) sit beside
+  docsbot's instead of replacing them; a project that sets one of docsbot's to ``None``, or to another priority,
+  keeps its choice. The required ones are then checked (:func:`check_components`): one switched off or out of order
+  stops the crawl before it writes anything, with one line naming it.
+- **Plain settings** (the downloader, the log formatter, the download handlers) are set at the add-on priority:
+  below the project's, so a settings file still wins. (The DNS resolver, ``TWISTED_DNS_RESOLVER``, stays in
+  docsbot's settings module: Scrapy installs it for the whole process from the project's settings, which an add-on
+  does not reach.)
+- **The answers that mean gone** (``DOCSBOT_GONE_STATUSES``, 404 and 410 by default) are added to
+  ``HTTPERROR_ALLOWED_CODES``, whatever set them (the environment, ``-s``): Scrapy's HttpErrorMiddleware must let
+  them reach the spider, which deletes those pages.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from scrapy.settings import SETTINGS_PRIORITIES
+from scrapy.utils.conf import build_component_list
+from scrapy.utils.misc import load_object
+
+from docsbot.errors import DocsbotError
+
+if TYPE_CHECKING:
+    from scrapy.settings import BaseSettings, Settings
+
+__all__ = ["COMPONENTS", "REQUIRED_COMPONENTS", "ComponentError", "Docsbot", "check_components"]
+
+# Per component priority dictionary: docsbot's entries (None: Scrapy's own, switched off for docsbot's subclass).
+COMPONENTS: dict[str, dict[str, int | None]] = {
+    # The spider keeps each page's depth itself (stored pages keep their stored depth; docsbot/refresh.py), so
+    # Scrapy's DepthMiddleware, which would overwrite it with parent + 1, is off.
+    "SPIDER_MIDDLEWARES": {"scrapy.spidermiddlewares.depth.DepthMiddleware": None},
+    "DOWNLOADER_MIDDLEWARES": {
+        # First: a request out of scope (a redirect hop to another host) is dropped before anything else, robots.txt
+        # included, is asked of that host.
+        "docsbot.middlewares.ScopeMiddleware": 50,
+        # Scrapy's, fixed: all requests waiting for robots.txt are checked (see docsbot.middlewares).
+        "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+        "docsbot.middlewares.RobotsTxtMiddleware": 100,
+        # Scrapy's retries, waiting what a 429/503's Retry-After asks (up to DOCSBOT_RETRY_AFTER_MAX s; docsbot.retry).
+        "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
+        "docsbot.retry.RetryAfterMiddleware": 550,
+        # Sees a response after the conditional-request middleware (580) and the redirect middleware (600).
+        "docsbot.middlewares.RenderMiddleware": 570,
+        # Validators on stored pages (RFC 9110 §13.1), a 304 short-circuited.
+        "docsbot.middlewares.ConditionalRequestMiddleware": 580,
+    },
+    # The run's setup and bookkeeping (docsbot.run): built first, before every other docsbot component.
+    "EXTENSIONS": {"docsbot.run.IndexRun": 0},
+    # HTML → Markdown → chunks, then one transaction per page, in that order.
+    "ITEM_PIPELINES": {"docsbot.pipelines.ChunkPipeline": 300, "docsbot.pipelines.StorePipeline": 500},
+}
+SETTINGS: dict[str, Any] = {
+    # Scrapy's downloader, holding a slot's concurrency when several requests are queued at once (docsbot.downloader).
+    "DOWNLOADER": "docsbot.downloader.Downloader",
+    # Item errors and drops are one line (URL and reason), never the item (its embeddings are ~150 KB of text).
+    "LOG_FORMATTER": "docsbot.logformatter.DocsbotLogFormatter",
+}
+# Scrapy's HTTP handler, handing pages to render to scrapy-playwright's (started on the first one).
+DOWNLOAD_HANDLER = "docsbot.downloader.DownloadHandler"
+# The components a docs crawl cannot store correctly without, per component setting, in the order they must run.
+REQUIRED_COMPONENTS: dict[str, tuple[str, ...]] = {
+    "EXTENSIONS": ("docsbot.run.IndexRun",),
+    "DOWNLOADER_MIDDLEWARES": (
+        "docsbot.middlewares.ScopeMiddleware",
+        "docsbot.middlewares.ConditionalRequestMiddleware",
+    ),
+    "ITEM_PIPELINES": ("docsbot.pipelines.ChunkPipeline", "docsbot.pipelines.StorePipeline"),
+}
+
+
+class ComponentError(DocsbotError, RuntimeError):
+    """A component docsbot needs is switched off or out of order in the crawl's settings, or the add-on itself is
+    not enabled."""
+
+
+class Docsbot:
+    """The add-on: :meth:`update_settings` is called by Scrapy (``ADDONS``) before any component is built."""
+
+    def update_settings(self, settings: Settings) -> None:
+        """Add docsbot's components and settings (see the module docstring). Raises :class:`ComponentError` when a
+        required component is switched off or out of order."""
+        for name, components in COMPONENTS.items():
+            for component, priority in components.items():
+                settings.setdefault_in_component_priority_dict(name, load_object(component), priority)
+        for name, value in SETTINGS.items():
+            settings.set(name, value, "addon")
+        handlers = dict(settings.getdict("DOWNLOAD_HANDLERS"))
+        for scheme in ("http", "https"):
+            handlers.setdefault(scheme, DOWNLOAD_HANDLER)
+        settings.set("DOWNLOAD_HANDLERS", handlers, "addon")
+        gone = settings.getlist("DOCSBOT_GONE_STATUSES")
+        if all(str(code).strip().isdigit() for code in gone):  # a malformed list is the run's error to report
+            name = "HTTPERROR_ALLOWED_CODES"
+            allowed = sorted({int(code) for code in settings.getlist(name)} | {int(code) for code in gone})
+            settings.set(name, allowed, max(settings.getpriority(name) or 0, SETTINGS_PRIORITIES["addon"]))
+        check_components(settings)
+
+
+def check_components(settings: BaseSettings) -> None:
+    """Raise :class:`ComponentError` unless every :data:`REQUIRED_COMPONENTS` entry (or a subclass of it) is
+    enabled, in that order (a project may set one of docsbot's to ``None`` or move it; the add-on keeps its choice)."""
+    for setting, required in REQUIRED_COMPONENTS.items():
+        enabled = [
+            load_object(c) for c in build_component_list(settings.get_component_priority_dict_with_base(setting))
+        ]
+        positions = []
+        for path in required:
+            cls = load_object(path)
+            found = [i for i, c in enumerate(enabled) if isinstance(c, type) and issubclass(c, cls)]
+            if not found:
+                raise ComponentError(
+                    f"{path} is switched off in {setting}: a docs crawl needs {', '.join(required)} (the docsbot "
+                    "add-on adds them; a project's settings set this one to None)"
+                )
+            positions.append(found[0])
+        if positions != sorted(positions):
+            raise ComponentError(f"{setting} must run {', '.join(required)} in this order")
+
+
+def check_addon(settings: BaseSettings) -> None:
+    """Raise :class:`ComponentError` unless ``ADDONS`` enables :class:`Docsbot` (or a subclass): without it a
+    docs crawl would have none of its components. Called by the spider, which is built before the add-ons run."""
+    for path in build_component_list(settings.get_component_priority_dict_with_base("ADDONS")):
+        addon = load_object(path)
+        if isinstance(addon, type) and issubclass(addon, Docsbot):
+            return
+    raise ComponentError(
+        'the docsbot add-on is not enabled: ADDONS = {"docsbot.addon.Docsbot": 0} (docsbot.settings has it; a '
+        "project's own ADDONS setting replaced it)"
+    )
