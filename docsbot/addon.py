@@ -12,6 +12,9 @@ before the crawler is built, and nothing changes a setting after that.
   below the project's, so a settings file still wins. (The DNS resolver, ``TWISTED_DNS_RESOLVER``, stays in
   docsbot's settings module: Scrapy installs it for the whole process from the project's settings, which an add-on
   does not reach.)
+- **Settings checked**: a malformed docsbot setting (the environment's, or one given with ``-s``) stops the crawl
+  before anything is built, with one line naming it (:func:`check_settings`, against
+  :class:`docsbot.config.DocsbotSettings`).
 - **The answers that mean gone** (``DOCSBOT_GONE_STATUSES``, 404 and 410 by default) are added to
   ``HTTPERROR_ALLOWED_CODES``, whatever set them (the environment, ``-s``): Scrapy's HttpErrorMiddleware must let
   them reach the spider, which deletes those pages.
@@ -25,12 +28,16 @@ from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.conf import build_component_list
 from scrapy.utils.misc import load_object
 
+from docsbot.config import DocsbotSettings, check_overrides
 from docsbot.errors import DocsbotError
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings, Settings
 
-__all__ = ["COMPONENTS", "REQUIRED_COMPONENTS", "ComponentError", "Docsbot", "check_components"]
+__all__ = [
+    "COMPONENTS", "REQUIRED_COMPONENTS", "ComponentError", "Docsbot", "SettingsError", "check_components",
+    "check_settings",
+]  # fmt: skip
 
 # Per component priority dictionary: docsbot's entries (None: Scrapy's own, switched off for docsbot's subclass).
 COMPONENTS: dict[str, dict[str, int | None]] = {
@@ -81,12 +88,35 @@ class ComponentError(DocsbotError, RuntimeError):
     not enabled."""
 
 
+class SettingsError(DocsbotError, ValueError):
+    """A docsbot setting holds a value of the wrong type or out of range (the environment, ``-s``, a settings file):
+    the crawl stops before it writes anything, naming the setting."""
+
+
+def check_settings(settings: BaseSettings) -> None:
+    """Raise :class:`SettingsError` naming every malformed docsbot setting: those the environment gave
+    (``DOCSBOT_SETTINGS_ERRORS``, unless a higher priority overrides them) and those set above the project's
+    priority (``-s``, a spider's custom settings), validated against :class:`docsbot.config.DocsbotSettings`."""
+    project = SETTINGS_PRIORITIES["project"]
+    overridden = [
+        name
+        for name in DocsbotSettings.model_fields
+        if name in settings and (settings.getpriority(name) or 0) > project
+    ]
+    problems = [p for p in settings.getlist("DOCSBOT_SETTINGS_ERRORS") if p.split("=", 1)[0] not in overridden]
+    problems += check_overrides(settings.get, overridden)
+    if problems:
+        raise SettingsError("; ".join(problems))
+
+
 class Docsbot:
     """The add-on: :meth:`update_settings` is called by Scrapy (``ADDONS``) before any component is built."""
 
     def update_settings(self, settings: Settings) -> None:
-        """Add docsbot's components and settings (see the module docstring). Raises :class:`ComponentError` when a
-        required component is switched off or out of order."""
+        """Add docsbot's components and settings (see the module docstring). Raises :class:`SettingsError` for a
+        malformed docsbot setting and :class:`ComponentError` when a required component is switched off or out of
+        order."""
+        check_settings(settings)
         for name, components in COMPONENTS.items():
             for component, priority in components.items():
                 settings.setdefault_in_component_priority_dict(name, load_object(component), priority)

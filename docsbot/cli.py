@@ -900,6 +900,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "k", 1) < 1:
         print("docsbot: -k must be at least 1", file=sys.stderr)
         return 2
+    from docsbot.settings import DOCSBOT_SETTINGS_ERRORS
+
+    if DOCSBOT_SETTINGS_ERRORS:  # a malformed environment variable: say which, before anything is touched
+        for problem in DOCSBOT_SETTINGS_ERRORS:
+            print(f"docsbot: {problem}", file=sys.stderr)
+        return 2
     try:
         return args.func(args)
     except BrokenPipeError:  # `docsbot search ... | head`: the reader left; no traceback (Python's signal docs)

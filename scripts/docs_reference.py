@@ -4,10 +4,11 @@ names this file under ``hooks``; ``make docs`` builds the site in strict mode).
 - ``reference/cli.md``: every ``docsbot`` command and option, from :func:`docsbot.cli.build_parser` (argparse);
 - ``reference/spider-arguments.md``: ``scrapy crawl docs -a NAME=VALUE``, from
   :class:`docsbot.arguments.CrawlArguments`;
-- ``reference/settings.md``: every setting of ``docsbot/settings.py`` with its environment variable, its default
-  (the module imported in an environment without docsbot's variables, paths inside the checkout relative to it) and
-  the comment above it, then the variables read outside the settings module (:data:`OTHER_ENVIRONMENT`) and
-  Scrapy's settings docsbot reads (:data:`SCRAPY_SETTINGS_READ`);
+- ``reference/settings.md``: every field of :class:`docsbot.config.DocsbotSettings` (its environment variable,
+  type, default and description) and every Scrapy setting ``docsbot/settings.py`` sets (with the comment above
+  it), defaults as the module has them when imported without docsbot's variables (paths inside the checkout
+  relative to it); then the variables read outside the settings module (:data:`OTHER_ENVIRONMENT`), Scrapy's
+  settings docsbot reads (:data:`SCRAPY_SETTINGS_READ`) and what the add-on adds;
 - ``reference/mcp-tools.md``: every MCP tool the server lists with writes allowed, its description, annotations,
   arguments and output fields, and both JSON schemas, from :func:`docsbot.mcp_server.build_server`;
 - ``reference/exit-codes.md``: ``scrapy crawl docs``'s exit codes and the kinds of failed and skipped pages, from
@@ -190,10 +191,34 @@ def _defaults() -> dict[str, str]:
     return {k: v.replace(checkout, "").replace(home, "~") for k, v in json.loads(answer.stdout).items()}
 
 
-def settings_table() -> list[dict[str, str]]:
-    """One row per top-level setting of docsbot/settings.py, in file order: ``name``, ``env`` (the environment
-    variable it is read from, or ""), ``default``, ``section`` (the ``# --- X ---`` line above it) and ``doc`` (the
-    comment block right above the assignment, and its trailing comment)."""
+def _type_name(annotation: Any) -> str:
+    text = getattr(annotation, "__name__", None) or str(annotation)
+    text = re.sub(r"typing\.|Annotated\[(.*), NoDecode\]", r"\1", text)
+    return {"Codes": "list[int]"}.get(text, text).replace("Literal", "one of ").replace("'", "")
+
+
+def model_rows() -> list[dict[str, str]]:
+    """One row per field of :class:`docsbot.config.DocsbotSettings`, in declaration order: ``name`` (the Scrapy
+    setting it feeds, or its own), ``env``, ``type``, ``default`` (as the settings module has it, imported without
+    docsbot's variables), ``section`` (the field's group) and ``doc`` (its description)."""
+    from docsbot.config import DocsbotSettings
+
+    defaults = _defaults()
+    rows = []
+    for env, field in DocsbotSettings.model_fields.items():
+        extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
+        name = str(extra.get("scrapy") or env)
+        rows.append({
+            "name": name, "env": env, "type": _type_name(field.annotation), "default": defaults.get(name, ""),
+            "section": str(extra.get("group", "")), "doc": field.description or "",
+        })  # fmt: skip
+    return rows
+
+
+def module_rows() -> list[dict[str, str]]:
+    """One row per Scrapy setting docsbot/settings.py assigns itself, in file order: ``name``, ``default``,
+    ``section`` (the ``# --- X ---`` line above it) and ``doc`` (the comment block right above the assignment, and
+    its trailing comment)."""
     source = SETTINGS.read_text(encoding="utf-8")
     lines = source.splitlines()
     comments: dict[int, str] = {}
@@ -201,7 +226,7 @@ def settings_table() -> list[dict[str, str]]:
         if token.type == tokenize.COMMENT:
             comments[token.start[0]] = token.string.lstrip("#").strip()
     defaults = _defaults()
-    rows, section = [], ""
+    rows = []
     sections = {number: re.sub(r"[-\s]+$", "", re.sub(r"^[-\s]+", "", text))
                 for number, text in comments.items() if text.startswith("---")}  # fmt: skip
     for node in ast.parse(source).body:
@@ -210,14 +235,7 @@ def settings_table() -> list[dict[str, str]]:
         name = node.targets[0].id
         if not name.isupper():
             continue
-        section = next((sections[n] for n in sorted(sections, reverse=True) if n < node.lineno), "")
-        envs = [
-            arg.value
-            for call in ast.walk(node.value)
-            if isinstance(call, ast.Call) and call.args
-            for arg in call.args[:1]
-            if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and re.fullmatch(r"[A-Z_]+", arg.value)
-        ]
+        section = next((sections[n] for n in sorted(sections, reverse=True) if n < node.lineno), "Project")
         above, number = [], node.lineno - 1
         while (
             number in comments and lines[number - 1].lstrip().startswith("#") and not comments[number].startswith("---")
@@ -226,37 +244,57 @@ def settings_table() -> list[dict[str, str]]:
             number -= 1
         trailing = [comments[n] for n in range(node.lineno, (node.end_lineno or node.lineno) + 1) if n in comments
                     and not lines[n - 1].lstrip().startswith("#")]  # fmt: skip
-        rows.append({
-            "name": name, "env": envs[0] if envs else "", "default": defaults.get(name, ""),
-            "section": section, "doc": " ".join(above + trailing),
-        })  # fmt: skip
+        rows.append({"name": name, "default": defaults.get(name, ""), "section": section,
+                     "doc": " ".join(above + trailing)})  # fmt: skip
     return rows
+
+
+def settings_table() -> list[dict[str, str]]:
+    """Every setting the reference lists: :func:`model_rows`, then :func:`module_rows` (``env`` and ``type`` "")."""
+    return model_rows() + [{**row, "env": "", "type": ""} for row in module_rows()]
+
+
+def _default(value: str) -> str:
+    return f"`{value}`" if len(value) <= 80 else f"`{value[:77]}…`"
 
 
 def settings_page() -> str:
     out = [
         "# Settings",
         "",
-        "Generated from `docsbot/settings.py`, where every default lives. Each can be set, lowest to highest "
-        "priority, by its environment variable (read when the settings module is imported: how Scrapyd and Zyte "
-        "Scrapy Cloud pass secrets), by `-s NAME=VALUE` on `scrapy crawl` (or `-d setting=NAME=VALUE` on Scrapyd, "
-        "Raw settings on Scrapy Cloud), and the crawl-shaped ones by [spider arguments](spider-arguments.md). "
-        "Defaults are shown as Python values; `~` is the home directory. "
-        "What docsbot changes of Scrapy's own settings, and how to add components of yours, is in "
-        "[Scrapy settings and components](scrapy-settings.md).",
+        "docsbot's settings are declared once, typed and described, in `docsbot.config.DocsbotSettings` "
+        "(pydantic-settings), and read from the environment variable of their name when the settings module is "
+        "imported: how Scrapyd and Zyte Scrapy Cloud pass secrets. Each can also be set by `-s NAME=VALUE` on "
+        "`scrapy crawl` (`-d setting=NAME=VALUE` on Scrapyd, raw settings on Scrapy Cloud; under the Scrapy name "
+        "where it feeds one), and the crawl-shaped ones by [spider arguments](spider-arguments.md). A malformed "
+        "value stops `scrapy crawl` and the `docsbot` command before they touch anything, with one line naming "
+        "it. Defaults are shown as Python values; `~` is the home directory. This page is generated from the "
+        "model and from `docsbot/settings.py`; what docsbot changes of Scrapy's own settings, and how to add "
+        "components of yours, is in [Scrapy settings and components](scrapy-settings.md).",
         "",
     ]
-    rows = settings_table()
+    rows = model_rows()
     for section in dict.fromkeys(row["section"] for row in rows):
-        out += [f"## {section or 'Project'}", "", "| setting | environment | default | meaning |", "|---|---|---|---|"]
+        out += [f"## {section}", "", "| environment | type | default | meaning |", "|---|---|---|---|"]
         for row in rows:
             if row["section"] == section:
-                env = f"`{row['env']}`" if row["env"] else ""
-                default = row["default"]
-                default = f"`{default}`" if len(default) <= 80 else f"`{default[:77]}…`"
-                out.append(f"| `{row['name']}` | {env} | {_cell(default)} | {_cell(row['doc'])} |")
+                fed = f" (Scrapy's `{row['name']}`)" if row["name"] != row["env"] else ""
+                out.append(
+                    f"| `{row['env']}`{fed} | {_cell(row['type'])} | {_cell(_default(row['default']))} "
+                    f"| {_cell(row['doc'])} |"
+                )
         out.append("")
-    out += ["## Read outside the settings module", "", "| environment | meaning |", "|---|---|"]
+    out += ["## Scrapy settings docsbot sets", "", "| setting | value | why |", "|---|---|---|"]
+    out += [f"| `{row['name']}` | {_cell(_default(row['default']))} | {_cell(row['doc'])} |" for row in module_rows()]
+    out += [
+        "| `DOCSBOT_SETTINGS_ERRORS` | `[]` | One line per malformed environment variable, found when the settings "
+        "module is imported (computed, not set): the crawl's add-on and the `docsbot` command stop on them. |",
+        "",
+        "## Read outside the settings module",
+        "",
+        "| environment | meaning |",
+        "|---|---|",
+    ]
     out += [f"| `{name}` | {_cell(text)} |" for name, text in OTHER_ENVIRONMENT.items()]
     out += ["", "## Scrapy's settings docsbot reads", "", "| setting | what docsbot does with it |", "|---|---|"]
     out += [f"| `{name}` | {_cell(text)} |" for name, text in SCRAPY_SETTINGS_READ.items()]

@@ -8,7 +8,7 @@ from scrapy.settings import Settings
 from scrapy.utils.conf import build_component_list
 from scrapy.utils.misc import load_object
 
-from docsbot.addon import ComponentError, Docsbot, check_addon
+from docsbot.addon import ComponentError, Docsbot, SettingsError, check_addon
 
 
 def settings(**cmdline: object) -> Settings:
@@ -71,9 +71,8 @@ def test_gone_statuses_given_on_the_command_line_reach_the_spider_beside_the_pro
     values = settings(DOCSBOT_GONE_STATUSES="403,404,410", HTTPERROR_ALLOWED_CODES=[402])
     Docsbot().update_settings(values)
     assert sorted(values.getlist("HTTPERROR_ALLOWED_CODES")) == [402, 403, 404, 410]
-    malformed = settings(DOCSBOT_GONE_STATUSES="404,gone")  # the run stops, naming DOCSBOT_GONE_STATUSES
-    Docsbot().update_settings(malformed)
-    assert malformed.getlist("HTTPERROR_ALLOWED_CODES") == []
+    with pytest.raises(SettingsError, match=r"^DOCSBOT_GONE_STATUSES='404,gone' is not valid: .*404,410\)$"):
+        Docsbot().update_settings(settings(DOCSBOT_GONE_STATUSES="404,gone"))
 
 
 @pytest.mark.parametrize(

@@ -1,48 +1,74 @@
-"""docsbot.config.ProjectSettings: the values Scrapy's settings would give the front ends, without Scrapy."""
+"""docsbot's settings model (docsbot.config.DocsbotSettings, pydantic-settings): every setting once, typed, read from
+the environment; a malformed value is one line naming it, never an exception at import."""
 
 from __future__ import annotations
 
-import importlib
 import subprocess
 import sys
 
 import pytest
-from scrapy.settings import Settings
 
-from docsbot.config import ProjectSettings
+from docsbot.config import DocsbotSettings, check_overrides, load_settings
 from tests.conftest import ROOT
 
 
-def test_same_values_as_scrapys_settings_of_the_module():
-    scrapy_settings = Settings()
-    scrapy_settings.setmodule("docsbot.settings", priority="project")
-    ours = ProjectSettings("docsbot.settings")
-    names = [name for name in vars(importlib.import_module("docsbot.settings")) if name.startswith("DOCSBOT_")]
-    assert "DOCSBOT_PGDATA" in names and "DOCSBOT_EMBEDDER" in names
-    for name in [*names, "DATABASE_URL"]:
-        assert ours.get(name) == scrapy_settings.get(name), name
-    assert ours.getfloat("DOCSBOT_PG_IDLE_TIMEOUT") == scrapy_settings.getfloat("DOCSBOT_PG_IDLE_TIMEOUT")
-    assert ours.getint("DOCSBOT_EMBED_BATCH_SIZE", 7) == scrapy_settings.getint("DOCSBOT_EMBED_BATCH_SIZE", 7)
-    assert ours.get("NO_SUCH_SETTING", "x") == "x" and ours["NO_SUCH_SETTING"] is None
+def test_defaults_derive_the_paths_from_the_data_directory_and_feed_scrapys_names():
+    values, problems = load_settings({"DOCSBOT_DATA_DIR": "/srv/docsbot"})
+    assert problems == []
+    assert (values.DOCSBOT_PGDATA, values.DOCSBOT_MODELS_DIR) == ("/srv/docsbot/pgdata", "/srv/docsbot/models")
+    scrapy = values.scrapy_settings()
+    assert scrapy["CONCURRENT_REQUESTS"] == 16 and "DOCSBOT_CONCURRENT_REQUESTS" not in scrapy
+    assert scrapy["SCRAPER_SLOT_MAX_ACTIVE_SIZE"] == 2 * 1024 * 1024 and scrapy["LOG_LEVEL"] == "INFO"
+    assert scrapy["DOCSBOT_GONE_STATUSES"] == [404, 410]
 
 
-def test_getters_convert_like_scrapys():
-    ours = ProjectSettings("docsbot.settings", {"A": "3", "B": "2.5", "C": "off", "D": "maybe"})
-    assert (ours.getint("A"), ours.getfloat("B"), ours.getbool("C"), ours.getbool("A2", True)) == (3, 2.5, False, True)
-    with pytest.raises(ValueError, match="D='maybe' is not a boolean"):
-        ours.getbool("D")
+def test_environment_values_are_parsed_by_type():
+    values, problems = load_settings({
+        "DOCSBOT_GONE_STATUSES": "403, 404,410", "DOCSBOT_KEEP_HTML": "off", "DOCSBOT_EMBED_DURING_CRAWL": "1",
+        "DOCSBOT_PG_IDLE_TIMEOUT": "0", "DOCSBOT_EXTRACT_POOL": "thread", "DOCSBOT_MASS_DELETE_SHARE": "0.5",
+    })  # fmt: skip
+    assert problems == []
+    assert values.DOCSBOT_GONE_STATUSES == [403, 404, 410] and values.DOCSBOT_KEEP_HTML is False
+    assert values.DOCSBOT_EMBED_DURING_CRAWL is True and values.DOCSBOT_PG_IDLE_TIMEOUT == 0.0
+    assert (values.DOCSBOT_EXTRACT_POOL, values.DOCSBOT_MASS_DELETE_SHARE) == ("thread", 0.5)
 
 
-def test_environment_variables_reach_it_through_the_settings_module(tmp_path):
-    code = "from docsbot.config import ProjectSettings; print(ProjectSettings().get('DOCSBOT_PGDATA'))"
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "DOCSBOT_PGDATA": str(tmp_path / "pg")}
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == str(tmp_path / "pg")
+def test_each_malformed_value_is_one_line_naming_it_and_takes_its_default():
+    values, problems = load_settings({
+        "DOCSBOT_DB_POOL_SIZE": "0", "DOCSBOT_EXTRACT_POOL": "fork", "DOCSBOT_MASS_DELETE_SHARE": "2",
+        "DOCSBOT_EMBED_BATCH_SIZE": "64",
+    })  # fmt: skip
+    assert sorted(problems) == [
+        "DOCSBOT_DB_POOL_SIZE='0' is not valid: input should be greater than or equal to 1",
+        "DOCSBOT_EXTRACT_POOL='fork' is not valid: input should be 'process', 'thread' or 'inline'",
+        "DOCSBOT_MASS_DELETE_SHARE='2' is not valid: input should be less than or equal to 1",
+    ]
+    assert (values.DOCSBOT_DB_POOL_SIZE, values.DOCSBOT_EXTRACT_POOL, values.DOCSBOT_MASS_DELETE_SHARE) == (
+        4, "process", 0.25,
+    )  # fmt: skip
+    assert values.DOCSBOT_EMBED_BATCH_SIZE == 64  # the valid ones keep their values
 
 
-def test_the_cli_imports_no_scrapy():
-    heavy = "{'scrapy', 'twisted', 'fastembed'}"
-    code = f"import sys, docsbot.cli; print(sorted({{m.split('.')[0] for m in sys.modules}} & {heavy}))"
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)}
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+@pytest.mark.e2e  # a fresh interpreter, with only this environment
+def test_the_settings_module_imports_with_a_malformed_variable_and_lists_it():
+    code = "import docsbot.settings as s; print(s.DOCSBOT_SETTINGS_ERRORS, s.CONCURRENT_REQUESTS)"
+    env = {"PATH": "/usr/bin:/bin", "DOCSBOT_CONCURRENT_REQUESTS": "many", "HOME": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == (
+        "[\"DOCSBOT_CONCURRENT_REQUESTS='many' is not valid: input should be a valid integer, unable to parse string "
+        'as an integer"] 16'
+    )
+
+
+def test_overrides_given_as_scrapy_settings_are_checked_against_the_same_model():
+    given = {"DOCSBOT_DB_RETRIES": "x", "DOCSBOT_CHANGES_KEEP": "90d", "DOCSBOT_SKIP_STATUSES": "401,403"}
+    assert check_overrides(given.get, list(given)) == [
+        "DOCSBOT_DB_RETRIES='x' is not valid: input should be a valid integer, unable to parse string as an integer"
+    ]
+
+
+def test_every_field_is_described_and_grouped():
+    for name, field in DocsbotSettings.model_fields.items():
+        assert name.isupper() and (name.startswith("DOCSBOT_") or name == "DATABASE_URL"), name
+        assert field.description and len(field.description) > 20, name
+        assert isinstance(field.json_schema_extra, dict) and field.json_schema_extra["group"], name

@@ -6,11 +6,15 @@ Uses the hashing test embedder (tests/embedders.py); tests/test_model.py runs th
 from __future__ import annotations
 
 import json
+import os
 import socket
+import subprocess
+import sys
 from urllib.parse import urlsplit
 
 import psycopg
 
+from tests.conftest import ROOT
 from tests.docsite import html_page
 
 DOC_PAGES = {"/docs/index.html", "/docs/guide.html", "/docs/api.html", "/docs/deep.html", "/docs/flaky.html"}
@@ -298,11 +302,27 @@ def test_settings_come_from_the_environment_and_a_malformed_one_is_named(crawl, 
     pages = db.execute("SELECT count(*) FROM pages").fetchone()[0]
     assert pages > 0
 
-    result = crawl(url=f"{docsite.url}/docs/index.html", library="other", env={"DOCSBOT_CONCURRENT_REQUESTS": "many"})
-    assert result.returncode != 0
-    assert "DOCSBOT_CONCURRENT_REQUESTS='many' is not a valid int" in result.stderr
+    # A malformed value, from the environment or -s, is one line naming it; the crawl requests and writes nothing.
+    hits = len(docsite.site.hits)
+    for given in ({"env": {"DOCSBOT_CONCURRENT_REQUESTS": "many"}}, {"settings": {"DOCSBOT_DB_RETRIES": "-1"}}):
+        result = crawl(url=f"{docsite.url}/docs/index.html", library="other", **given)
+        assert result.returncode == 1, result.stderr[-2000:]
+        named = "DOCSBOT_CONCURRENT_REQUESTS='many' is not valid" if "env" in given else "DOCSBOT_DB_RETRIES='-1'"
+        assert named in result.stderr, result.stderr[-2000:]
+        assert "Traceback" not in result.stderr, result.stderr[-2000:]
+    assert len(docsite.site.hits) == hits
     assert db.execute("SELECT count(*) FROM pages").fetchone()[0] == pages
     assert db.execute("SELECT count(*) FROM libraries WHERE name = 'other'").fetchone()[0] == 0
+    # The docsbot command says the same before it touches the database.
+    status = subprocess.run(
+        [sys.executable, "-m", "docsbot.cli", "status"], cwd=ROOT, capture_output=True, text=True, timeout=60,
+        env={**os.environ, "DOCSBOT_KEEP_HTML": "maybe", "DATABASE_URL": "postgresql://nobody@127.0.0.1:1/none"},
+    )  # fmt: skip
+    assert status.returncode == 2 and status.stdout == ""
+    assert status.stderr.strip().splitlines() == [
+        "docsbot: DOCSBOT_KEEP_HTML='maybe' is not valid: input should be a valid boolean, unable to interpret input "
+        "(1/0, true/false, yes/no, on/off)"
+    ]
 
 
 def test_an_unreachable_database_is_one_clear_line_and_exit_code_1(crawl):

@@ -75,9 +75,11 @@ def test_the_mcp_reference_has_every_tool_with_each_argument_and_its_answers_fie
 @pytest.mark.e2e  # imports the settings module in a process of its own, without docsbot's environment
 def test_the_settings_reference_has_every_setting_described_and_every_variable_the_code_reads():
     rows = reference.settings_table()
-    assert [row["name"] for row in rows if not row["doc"]] == []  # each setting has its own comment
+    assert [row["name"] for row in rows if not row["doc"]] == []  # each setting has its description or comment
     page = reference.settings_page()
-    assert [row["name"] for row in rows if f"| `{row['name']}` |" not in page] == []
+    listed = [f"| `{row['env']}`" if row["env"] else f"| `{row['name']}` |" for row in rows]
+    assert [entry for entry in listed if entry not in page] == []
+    assert "| `DOCSBOT_CONCURRENT_REQUESTS` (Scrapy's `CONCURRENT_REQUESTS`) | int | `16` |" in page
     read = reference.names_read_by_code()
     assert {"DATABASE_URL", "DOCSBOT_MCP_TOKEN", "SCRAPYD_URL", "DOCSBOT_EMBEDDING_URL", "DOCSBOT_CHUNK_TOKENS"} <= read
     assert sorted(name for name in read if f"`{name}`" not in page) == []
@@ -86,6 +88,7 @@ def test_the_settings_reference_has_every_setting_described_and_every_variable_t
     assert all(f"`{component}`" in page for components in COMPONENTS.values() for component in components)
     by_name = {row["name"]: row for row in rows}
     assert by_name["SCRAPER_SLOT_MAX_ACTIVE_SIZE"]["env"] == "DOCSBOT_MAX_BYTES_IN_FLIGHT"
+    assert by_name["DOCSBOT_DB_RETRIES"]["type"] == "int" and by_name["USER_AGENT"]["doc"]
     assert by_name["DOCSBOT_DB_RETRIES"]["default"] == "4"
     assert by_name["DOCSBOT_DATA_DIR"]["default"].startswith("'~")  # the home directory, whoever builds the site
 
