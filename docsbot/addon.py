@@ -122,16 +122,19 @@ class Docsbot:
                 settings.setdefault_in_component_priority_dict(name, load_object(component), priority)
         for name, value in SETTINGS.items():
             settings.set(name, value, "addon")
+        # Two settings the add-on adds to, keeping what a project gave (at the project's priority, if higher).
         handlers = dict(settings.getdict("DOWNLOAD_HANDLERS"))
         for scheme in ("http", "https"):
             handlers.setdefault(scheme, DOWNLOAD_HANDLER)
-        settings.set("DOWNLOAD_HANDLERS", handlers, "addon")
-        gone = settings.getlist("DOCSBOT_GONE_STATUSES")
-        if all(str(code).strip().isdigit() for code in gone):  # a malformed list is the run's error to report
-            name = "HTTPERROR_ALLOWED_CODES"
-            allowed = sorted({int(code) for code in settings.getlist(name)} | {int(code) for code in gone})
-            settings.set(name, allowed, max(settings.getpriority(name) or 0, SETTINGS_PRIORITIES["addon"]))
+        _set_keeping_priority(settings, "DOWNLOAD_HANDLERS", handlers)
+        gone = {int(code) for code in settings.getlist("DOCSBOT_GONE_STATUSES")}  # valid: check_settings passed
+        allowed = {int(code) for code in settings.getlist("HTTPERROR_ALLOWED_CODES")}
+        _set_keeping_priority(settings, "HTTPERROR_ALLOWED_CODES", sorted(allowed | gone))
         check_components(settings)
+
+
+def _set_keeping_priority(settings: Settings, name: str, value: Any) -> None:
+    settings.set(name, value, max(settings.getpriority(name) or 0, SETTINGS_PRIORITIES["addon"]))
 
 
 def check_components(settings: BaseSettings) -> None:

@@ -53,6 +53,7 @@ def test_a_projects_own_components_stay_beside_docsbots_and_its_choices_for_docs
         ITEM_PIPELINES={"tests.extensions.CountingPipeline": 900, "docsbot.pipelines.StorePipeline": 550},
         EXTENSIONS={"scrapy.extensions.closespider.CloseSpider": 0},
         DOWNLOADER="scrapy.core.downloader.Downloader",
+        DOWNLOAD_HANDLERS={"s3": None, "https": "scrapy.core.downloader.handlers.http2.H2DownloadHandler"},
     )
     Docsbot().update_settings(values)
     assert values.getdict("ITEM_PIPELINES") == {
@@ -65,6 +66,11 @@ def test_a_projects_own_components_stay_beside_docsbots_and_its_choices_for_docs
         load_object("docsbot.run.IndexRun"),
     }
     assert values["DOWNLOADER"] == "scrapy.core.downloader.Downloader"  # -s beats the add-on
+    assert values.getdict("DOWNLOAD_HANDLERS") == {  # the project's kept, docsbot's added where it named none
+        "s3": None,
+        "https": "scrapy.core.downloader.handlers.http2.H2DownloadHandler",
+        "http": "docsbot.downloader.DownloadHandler",
+    }
 
 
 def test_gone_statuses_given_on_the_command_line_reach_the_spider_beside_the_projects_allowed_codes():
