@@ -511,13 +511,15 @@ class DocsbotSettings(BaseSettings):
             self.DOCSBOT_MODELS_DIR = os.path.join(self.DOCSBOT_DATA_DIR, "models")
         return self
 
+    @classmethod
+    def scrapy_name(cls, name: str) -> str:
+        """The Scrapy setting the field ``name`` feeds (``CONCURRENT_REQUESTS`` for ``DOCSBOT_CONCURRENT_REQUESTS``),
+        or ``name`` itself."""
+        return str(cls.model_fields[name].json_schema_extra.get("scrapy") or name)  # type: ignore[union-attr]
+
     def scrapy_settings(self) -> dict[str, Any]:
-        """The values as Scrapy settings: each under its Scrapy name (``scrapy`` of its field) or its own."""
-        out = {}
-        for name, field in type(self).model_fields.items():
-            extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
-            out[str(extra.get("scrapy") or name)] = getattr(self, name)
-        return out
+        """The values as Scrapy settings: each under its :meth:`scrapy_name`."""
+        return {self.scrapy_name(name): getattr(self, name) for name in type(self).model_fields}
 
 
 def _problem(name: str, raw: Any, message: str) -> str:
@@ -530,32 +532,16 @@ def _problem(name: str, raw: Any, message: str) -> str:
     return f"{name}={raw!r} is not valid: {message[:1].lower()}{message[1:]}{hint}"
 
 
-def load_settings(environ: dict[str, str] | None = None) -> tuple[DocsbotSettings, list[str]]:
-    """The settings from the environment (``environ``: ``os.environ``), and one line per malformed value (``[]``
-    when all are valid); a malformed one takes its default, so that importing the settings module never raises."""
-    environ = dict(os.environ if environ is None else environ)
+def load_settings() -> tuple[DocsbotSettings, list[str]]:
+    """The settings from the environment, and one line per malformed value (``[]`` when all are valid); a malformed
+    one takes its default, so that importing the settings module never raises."""
     try:
-        return _from(environ, {}), []
+        return DocsbotSettings(), []
     except ValidationError as exc:
-        names = {str(error["loc"][0]) for error in exc.errors() if error["loc"]}
-        problems = [
-            _problem(str(error["loc"][0]), environ.get(str(error["loc"][0])), error["msg"])
-            for error in exc.errors()
-            if error["loc"]
-        ]
-        defaults = {name: DocsbotSettings.model_fields[name].default for name in names}
-        return _from(environ, defaults), problems
-
-
-def _from(environ: dict[str, str], overrides: dict[str, Any]) -> DocsbotSettings:
-    saved = dict(os.environ)
-    try:  # pydantic-settings reads os.environ; ``environ`` may be another mapping
-        os.environ.clear()
-        os.environ.update(environ)
-        return DocsbotSettings(**overrides)
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
+        errors = [error for error in exc.errors() if error["loc"]]
+        problems = [_problem(str(e["loc"][0]), os.environ.get(str(e["loc"][0])), e["msg"]) for e in errors]
+        defaults = {str(e["loc"][0]): DocsbotSettings.model_fields[str(e["loc"][0])].default for e in errors}
+        return DocsbotSettings(**defaults), problems  # given values beat the environment's
 
 
 def check_overrides(get: Callable[[str], Any], names: list[str]) -> list[str]:

@@ -45,8 +45,7 @@ class DownloadHandler(HTTP11DownloadHandler):
     start, a render that times out) fail the request, as they would through scrapy-playwright directly."""
 
     def __init__(self, crawler: Crawler) -> None:
-        super().__init__(crawler)
-        self._rendering_crawler = crawler
+        super().__init__(crawler)  # keeps it as self.crawler
         self._renderer: Any = None  # scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler, once started
         self._starting: asyncio.Lock | None = None
 
@@ -63,7 +62,7 @@ class DownloadHandler(HTTP11DownloadHandler):
             if self._renderer is None:
                 from scrapy_playwright.handler import ScrapyPlaywrightDownloadHandler
 
-                renderer = ScrapyPlaywrightDownloadHandler.from_crawler(self._rendering_crawler)
+                renderer = ScrapyPlaywrightDownloadHandler.from_crawler(self.crawler)
                 # What scrapy-playwright runs on engine_started (which has passed): its Playwright manager.
                 await renderer._launch()
                 self._renderer = renderer

@@ -46,8 +46,9 @@ from psycopg_pool import AsyncConnectionPool
 
 from docsbot.chunking import embed_key, embed_text
 from docsbot.embedding import EmbeddingModelError
-from docsbot.store import RetryPolicy, StoreUnavailable
+from docsbot.store import RetryPolicy
 from docsbot.store import queue as chunk_queue
+from docsbot.store.connection import gave_up
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -290,7 +291,7 @@ class EmbeddingWorker:
                 if self._stopping:
                     return None
                 self.stop()
-                return str(StoreUnavailable(f"embedding {self.label}: {exc} (gave up after {tries} tries)"))
+                return str(gave_up(f"embedding {self.label}", exc, tries))
             if claimed:
                 await self._report()
                 continue

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import io
 import json
 import os
@@ -177,6 +178,7 @@ def spider_argument_names() -> set[str]:
 # --- settings -----------------------------------------------------------------------------------------------------
 
 
+@functools.cache  # one interpreter for both tables of the page
 def _defaults() -> dict[str, str]:
     """Every upper-case name of docsbot.settings as imported without docsbot's environment variables (repr), with
     the home directory written as ``~`` and paths inside the checkout relative to it."""
@@ -207,7 +209,7 @@ def model_rows() -> list[dict[str, str]]:
     rows = []
     for env, field in DocsbotSettings.model_fields.items():
         extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
-        name = str(extra.get("scrapy") or env)
+        name = DocsbotSettings.scrapy_name(env)
         rows.append({
             "name": name, "env": env, "type": _type_name(field.annotation), "default": defaults.get(name, ""),
             "section": str(extra.get("group", "")), "doc": field.description or "",

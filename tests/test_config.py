@@ -12,8 +12,22 @@ from docsbot.config import DocsbotSettings, check_overrides, load_settings
 from tests.conftest import ROOT
 
 
-def test_defaults_derive_the_paths_from_the_data_directory_and_feed_scrapys_names():
-    values, problems = load_settings({"DOCSBOT_DATA_DIR": "/srv/docsbot"})
+@pytest.fixture
+def environment(monkeypatch):
+    """Set docsbot's variables to the given ones only (every other one of the model unset)."""
+
+    def given(values: dict[str, str]) -> None:
+        for name in DocsbotSettings.model_fields:
+            monkeypatch.delenv(name, raising=False)
+        for name, value in values.items():
+            monkeypatch.setenv(name, value)
+
+    return given
+
+
+def test_defaults_derive_the_paths_from_the_data_directory_and_feed_scrapys_names(environment):
+    environment({"DOCSBOT_DATA_DIR": "/srv/docsbot"})
+    values, problems = load_settings()
     assert problems == []
     assert (values.DOCSBOT_PGDATA, values.DOCSBOT_MODELS_DIR) == ("/srv/docsbot/pgdata", "/srv/docsbot/models")
     scrapy = values.scrapy_settings()
@@ -22,22 +36,24 @@ def test_defaults_derive_the_paths_from_the_data_directory_and_feed_scrapys_name
     assert scrapy["DOCSBOT_GONE_STATUSES"] == [404, 410]
 
 
-def test_environment_values_are_parsed_by_type():
-    values, problems = load_settings({
+def test_environment_values_are_parsed_by_type(environment):
+    environment({
         "DOCSBOT_GONE_STATUSES": "403, 404,410", "DOCSBOT_KEEP_HTML": "off", "DOCSBOT_EMBED_DURING_CRAWL": "1",
         "DOCSBOT_PG_IDLE_TIMEOUT": "0", "DOCSBOT_EXTRACT_POOL": "thread", "DOCSBOT_MASS_DELETE_SHARE": "0.5",
     })  # fmt: skip
+    values, problems = load_settings()
     assert problems == []
     assert values.DOCSBOT_GONE_STATUSES == [403, 404, 410] and values.DOCSBOT_KEEP_HTML is False
     assert values.DOCSBOT_EMBED_DURING_CRAWL is True and values.DOCSBOT_PG_IDLE_TIMEOUT == 0.0
     assert (values.DOCSBOT_EXTRACT_POOL, values.DOCSBOT_MASS_DELETE_SHARE) == ("thread", 0.5)
 
 
-def test_each_malformed_value_is_one_line_naming_it_and_takes_its_default():
-    values, problems = load_settings({
+def test_each_malformed_value_is_one_line_naming_it_and_takes_its_default(environment):
+    environment({
         "DOCSBOT_DB_POOL_SIZE": "0", "DOCSBOT_EXTRACT_POOL": "fork", "DOCSBOT_MASS_DELETE_SHARE": "2",
         "DOCSBOT_EMBED_BATCH_SIZE": "64",
     })  # fmt: skip
+    values, problems = load_settings()
     assert sorted(problems) == [
         "DOCSBOT_DB_POOL_SIZE='0' is not valid: input should be greater than or equal to 1",
         "DOCSBOT_EXTRACT_POOL='fork' is not valid: input should be 'process', 'thread' or 'inline'",

@@ -121,6 +121,11 @@ def one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {' '.join(str(exc).split())}"
 
 
+def gave_up(what: str, exc: BaseException, tries: int) -> StoreUnavailable:
+    """The :class:`StoreUnavailable` of a step ``what`` that still failed with ``exc`` after ``tries`` attempts."""
+    return StoreUnavailable(f"{what}: {one_line(exc)} (gave up after {tries} attempt{'s' * (tries != 1)})")
+
+
 def retry_sync(policy: RetryPolicy, what: str, operation: Callable[[], Any]) -> Any:
     """``operation()`` (one transaction at most), retried by ``policy`` on ``psycopg.OperationalError``; raises
     :class:`StoreUnavailable` naming ``what`` once the retries are spent. Blocks while it waits: for setup and
@@ -132,7 +137,7 @@ def retry_sync(policy: RetryPolicy, what: str, operation: Callable[[], Any]) -> 
                 tries = attempt.retry_state.attempt_number
                 return operation()
     except psycopg.OperationalError as exc:
-        raise StoreUnavailable(f"{what}: {one_line(exc)} (gave up after {tries} attempt{'s' * (tries > 1)})") from exc
+        raise gave_up(what, exc, tries) from exc
     raise AssertionError("unreachable")
 
 

@@ -18,7 +18,7 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool, PoolClosed
 
-from docsbot.store.connection import RetryPolicy, StoreUnavailable, one_line
+from docsbot.store.connection import RetryPolicy, StoreUnavailable, gave_up
 from docsbot.store.fleet import record_run_end
 from docsbot.store.queue import STORED_VECTORS
 from docsbot.store.ranking import REFRESH_REPEATS, REFRESH_STATS, symbol_keys
@@ -165,7 +165,7 @@ class PageStore:
         except PoolClosed as exc:
             raise StoreUnavailable(f"{what}: the connection pool is closed") from exc
         except psycopg.OperationalError as exc:
-            raise StoreUnavailable(f"{what}: {one_line(exc)} (gave up after {tries} attempts)") from exc
+            raise gave_up(what, exc, tries) from exc
         raise AssertionError("unreachable")
 
     async def open(self) -> None:
