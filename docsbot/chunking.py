@@ -24,10 +24,14 @@ from typing import TYPE_CHECKING
 
 from semantic_text_splitter import MarkdownSplitter
 
+from docsbot.commonmark import fences, parse
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from tokenizers import Tokenizer
+
+    from docsbot.commonmark import Heading
 
 __all__ = [
     "DEFINITION_CHARS",
@@ -44,66 +48,21 @@ __all__ = [
 ]
 
 CHARS_PER_TOKEN = 4  # sizing by characters when no tokenizer is given
-_FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
-_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
-_INLINE_MARKUP = re.compile(r"\*\*?|(?<!\w)_|_(?!\w)")
-_CODE_SPAN = re.compile(r"(`+)(.+?)\1")
-
-
-# Fenced code blocks by CommonMark's rules (§4.5), with regular expressions: markdown-it-py's parser reads them too,
-# but took 65x as long over the 200 largest pages of the Python docs (6.5 s against 0.1 s for 11 MB), and chunking
-# runs on every page of every crawl.
-def fence_opening(line: str) -> str | None:
-    """The fence ``line`` opens (its run of three or more backticks or tildes, after at most three spaces), or
-    ``None``. A backtick fence's info string holds no backtick (that line is inline code, not a fence)."""
-    m = _FENCE.match(line)
-    if m is None or (m.group("fence")[0] == "`" and "`" in m.group("info")):
-        return None
-    return m.group("fence")
-
-
-def closes_fence(line: str, fence: str) -> bool:
-    """Whether ``line`` closes a block opened by ``fence``: the same character, at least as many of it, at most
-    three spaces before and nothing but spaces after. A ```` block is not closed by a ``` line, nor by
-    ```` ```python ````."""
-    m = _FENCE.match(line)
-    return (
-        m is not None
-        and m.group("fence")[0] == fence[0]
-        and len(m.group("fence")) >= len(fence)
-        and not m.group("info").strip()
-    )
-
-
-def _open_fence(text: str) -> str | None:
-    """The fence still open at the end of ``text``, or ``None``."""
-    fence: str | None = None
-    for line in text.split("\n"):
-        if fence is None:
-            fence = fence_opening(line)
-        elif closes_fence(line, fence):
-            fence = None
-    return fence
-
-
-def heading_text(markdown: str) -> str:
-    """A heading's words without its inline Markdown: code spans keep what they hold (``__main__``, ``*args``),
-    emphasis markers (``*``, ``**``, ``_`` at a word's edge) go, backslash escapes are undone."""
-    out, pos = [], 0
-    for m in _CODE_SPAN.finditer(markdown):
-        out.append(_INLINE_MARKUP.sub("", markdown[pos : m.start()]))
-        out.append(m.group(2).strip())
-        pos = m.end()
-    out.append(_INLINE_MARKUP.sub("", markdown[pos:]))
-    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", "".join(out)).strip()
-
-
+_PARAGRAPH_END = re.compile(r"\n\s*\n")
 _WORD = re.compile(r"[^\W_]")
 
 
-def _has_text(content: str) -> bool:
-    """Whether ``content`` has a letter or digit outside its heading lines (``---`` and ``| --- |`` have none)."""
-    return any(_WORD.search(line) for line in content.split("\n") if not _HEADING.match(line))
+def _has_text(text: str, start: int, end: int, headings: Sequence[Heading]) -> bool:
+    """Whether ``text[start:end]`` has a letter or digit outside the lines of ``headings`` (``---`` and
+    ``| --- |`` have none)."""
+    pos = start
+    for heading in headings[bisect_left([h.offset for h in headings], start) :]:
+        if heading.offset >= end:
+            break
+        if _WORD.search(text, pos, heading.offset):
+            return True
+        pos = max(pos, heading.end)
+    return _WORD.search(text, pos, end) is not None
 
 
 @dataclass(frozen=True)
@@ -130,7 +89,6 @@ class Definition:
 DEFINITION_CHARS = 700  # at most: a definition's signature and first paragraph (the cut for a long one)
 DEFINITION_PARAGRAPHS = 2  # its name or signature, and the first paragraph of its description
 DEFINITION_MIN_CHARS = 40  # shorter: a name with no description, nothing a vector of its own would add
-_PARAGRAPH_END = re.compile(r"\n\s*\n")
 
 
 def definitions(
@@ -199,24 +157,23 @@ def markdown_blocks(text: str) -> list[str]:
     """``text`` as its blocks: lines up to a blank line, a fenced code block whole whatever blank lines it holds
     (CommonMark's fences), each with its line ends and the blank lines after it, so that
     ``"".join(markdown_blocks(text)) == text``."""
+    in_fence = {line for fence in fences(text) for line in range(fence.start, fence.end)}
+    lines = text.split("\n")
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
     blocks: list[str] = []
-    current: list[str] = []
-    fence: str | None = None
+    block_start = 0
     has_text = False
-    for line in text.splitlines(keepends=True):
-        current.append(line)
-        stripped = line.rstrip("\r\n")
-        if fence is not None:
-            if closes_fence(stripped, fence):
-                fence = None
-        elif stripped.strip():
+    for number, line in enumerate(lines):
+        if number in in_fence or line.strip():
             has_text = True
-            fence = fence_opening(stripped)
         elif has_text:
-            blocks.append("".join(current))
-            current, has_text = [], False
-    if current:
-        blocks.append("".join(current))
+            block_end = min(starts[number + 1], len(text))
+            blocks.append(text[block_start:block_end])
+            block_start, has_text = block_end, False
+    if block_start < len(text):
+        blocks.append(text[block_start:])
     return blocks
 
 
@@ -257,9 +214,9 @@ def _cut(text: str, max_chars: int) -> str:
             head = head[: ends[-1]]
             break
     head = head.rstrip()
-    fence = _open_fence(head)
-    if fence is not None:
-        head += "\n" + fence
+    found = fences(head)
+    if found and not found[-1].closed:
+        head += "\n" + found[-1].marker
     return head
 
 
@@ -331,7 +288,8 @@ class Chunker:
         """
         text = self._split_long_code_blocks(markdown)
         located = _locate_anchors(markdown, text, anchors)
-        headings = markdown_headings(text)
+        parsed = parse(text)
+        headings = [(h.offset, h.level, h.text) for h in parsed.headings]
         counts = _TokenCounts(self._tokenizer, text) if self._tokenizer is not None else None
         pieces: list[tuple[int, str]] = []
         for start, end in self._groups(text, headings, counts):
@@ -358,7 +316,7 @@ class Chunker:
         # A section too big for one chunk leaves its heading alone in a chunk (with a thematic break, an empty
         # table header: nothing but markup); the heading lives on in the next chunk's heading path, so a chunk
         # without text outside headings is dropped. A page that is nothing but a title keeps its last chunk.
-        kept = [c for c in out if _has_text(c.content)]
+        kept = [c for c in out if _has_text(text, c.offset, c.offset + len(c.content), parsed.headings)]
         return kept or out[-1:]
 
     def _groups(
@@ -389,21 +347,18 @@ class Chunker:
         return groups
 
     def _split_long_code_blocks(self, markdown: str) -> str:
-        lines = markdown.split("\n")
+        """``markdown`` with each fenced code block longer than the limit cut between lines into blocks that fit,
+        each opened with the block's opening line and closed with its marker (a block left open is closed)."""
+        parsed = parse(markdown)
+        if not parsed.fences:
+            return markdown
         out: list[str] = []
-        i = 0
-        while i < len(lines):
-            fence = fence_opening(lines[i])
-            if fence is None:
-                out.append(lines[i])
-                i += 1
-                continue
-            end = i + 1
-            while end < len(lines) and not closes_fence(lines[end], fence):
-                end += 1
-            body = lines[i + 1 : end]
-            opening, closing = lines[i], fence
-            i = end + 1
+        line = 0
+        for fence in parsed.fences:
+            out.extend(parsed.line(n) for n in range(line, fence.start))
+            line = fence.end
+            opening, closing = parsed.line(fence.start), fence.marker
+            body = [parsed.line(n) for n in fence.body]
             budget = self.max_tokens - 8  # fences and newlines
             sizes = self._count(body) if body else []
             if sum(sizes) + len(body) <= budget:
@@ -411,14 +366,16 @@ class Chunker:
                 continue
             piece: list[str] = []
             used = 0
-            for line, size in zip(body, sizes, strict=True):
+            for text, size in zip(body, sizes, strict=True):
                 if piece and used + size + 1 > budget:
                     out.extend([opening, *piece, closing, ""])
                     piece, used = [], 0
-                piece.append(line)
+                piece.append(text)
                 used += size + 1
             out.extend([opening, *piece, closing])
-        return "\n".join(out)
+        out.extend(parsed.line(n) for n in range(line, len(parsed.line_starts)))
+        text = "\n".join(out)
+        return text + "\n" if markdown.endswith("\n") else text
 
 
 # Parts of a `tokenizers` pipeline under which a word's tokens depend on that word alone: normalizers that map
@@ -516,17 +473,5 @@ def _locate_anchors(original: str, text: str, anchors: Sequence[tuple[int, str]]
 
 
 def markdown_headings(text: str) -> list[tuple[int, int, str]]:
-    """(character offset, level, text) of each ATX heading outside fenced code."""
-    found: list[tuple[int, int, str]] = []
-    offset = 0
-    fence: str | None = None
-    for line in text.split("\n"):
-        if fence is not None:
-            if closes_fence(line, fence):
-                fence = None
-        elif (fence := fence_opening(line)) is None:
-            hm = _HEADING.match(line)
-            if hm:  # the path keeps the heading's words, not its inline Markdown (`code`, *emphasis*)
-                found.append((offset, len(hm.group(1)), heading_text(hm.group(2))))
-        offset += len(line) + 1
-    return found
+    """(character offset, level, text) of each ATX heading outside fenced code (:mod:`docsbot.commonmark`)."""
+    return [(h.offset, h.level, h.text) for h in parse(text).headings]

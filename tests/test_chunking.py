@@ -11,10 +11,8 @@ from docsbot.chunking import (
     Chunker,
     _TokenCounts,
     _words_are_local,
-    closes_fence,
     context_line,
     embed_text,
-    fence_opening,
     markdown_headings,
 )
 
@@ -82,9 +80,13 @@ def test_fences_open_and_close_as_commonmark_says():
         "```python\nprint(1)\n```python\n# still code\n```\n\n## Last\n\nEnd."
     )
     assert [h[2] for h in markdown_headings(md)] == ["Page", "Real", "Last"]
-    assert fence_opening("   ```py") == "```" and fence_opening("    ```") is None and fence_opening("``` `x`") is None
-    assert closes_fence("````", "```") and not closes_fence("```", "````") and not closes_fence("```py", "```")
-    assert not closes_fence("~~~", "```")
+    # up to three spaces before a fence or a heading; four make indented code; a backtick fence's info string
+    # holds no backtick; a closing fence is as long or longer, of the same character, without an info string
+    edges = "   ```py\n# a\n```\n\n    ```\n# b\n\n``` `x`\n# c\n  ## d"
+    assert [h[2] for h in markdown_headings(edges)] == ["b", "c", "d"]
+    assert [h[2] for h in markdown_headings("```\n# a\n````\n# b")] == ["b"]
+    assert markdown_headings("````\n# a\n```\n# b") == [] and markdown_headings("```\n```py\n# a") == []
+    assert markdown_headings("```\n~~~\n# a") == [] and markdown_headings("## C#\n")[0][2] == "C#"
     paths = {c.heading_path for c in Chunker(64).chunks(md)}
     assert ("Page", "Not a heading") not in paths and ("Page", "Real") in paths
     # a long ```` block is cut between lines and each piece fenced with ```` again
@@ -295,10 +297,33 @@ def test_tokenizers_that_fold_spaces_into_words_are_sized_by_the_splitter():
     assert all(len(tokenizer.encode(c.content, add_special_tokens=False).ids) <= 32 for c in chunks)
 
 
-def test_heading_paths_keep_what_code_spans_hold_and_drop_emphasis():
-    from docsbot.chunking import heading_text
+def test_heading_paths_keep_the_names_headings_show_and_drop_emphasis():
+    """Headings as CommonMark's inline parser reads them. html-to-markdown leaves underscores and placeholders
+    unescaped, so ``__slots__`` and ``CMAKE_<LANG>_FLAGS`` are names, not emphasis or HTML: the regular expressions
+    had read them as "_slots_" and "CMAKE<LANG>FLAGS", and a lone ``*`` (``pack-*.idx``) as a marker to drop."""
+    from docsbot.commonmark import heading_text
 
     assert heading_text("`__main__` — Top-level code environment") == "__main__ — Top-level code environment"
-    assert heading_text("**Bold** and _emphasis_ in os.path_join") == "Bold and emphasis in os.path_join"
+    assert heading_text("**Bold** and *emphasis* in os.path_join") == "Bold and emphasis in os.path_join"
     assert heading_text("`*args` and ``a`b``") == "*args and a`b"
     assert heading_text(r"\# (hash)") == "# (hash)"
+    assert heading_text("3.3.2.4. __slots__") == "3.3.2.4. __slots__"
+    assert heading_text("_thread — Low-level threading API") == "_thread — Low-level threading API"
+    assert heading_text("CMAKE_<LANG>_LINKER_LAUNCHER") == "CMAKE_<LANG>_LINKER_LAUNCHER"
+    assert heading_text("Version 2 pack-*.idx files (N * 4 bytes)") == "Version 2 pack-*.idx files (N * 4 bytes)"
+    assert heading_text("[`os.path`](os.path.html) &amp; more") == "os.path & more"
+
+
+def test_a_fence_is_closed_only_by_its_closing_line_whatever_follows_it():
+    """markdown-it-py leaves blank lines at the end of a text out of a block that never closes; the chunker closes
+    such a block when it cuts one (a definition's text), so closed and open must still be told apart there."""
+    from docsbot.commonmark import fences
+
+    def closed(text: str) -> list[bool]:
+        return [f.closed for f in fences(text)]
+
+    assert closed("```\na\n```") == [True] and closed("```\na\n```\n\n  ") == [True]
+    assert closed("```\na\n```\nafter\n~~~\nb") == [True, False]
+    assert closed("```\na") == [False] and closed("```\na\n\n   ") == [False] and closed("````\n```") == [False]
+    assert closed("```\r\na\r\n```\r\n") == [True] and fences("no fence here") == ()
+    assert [h[2] for h in markdown_headings("# One\r\n\r\n## Two\r\n")] == ["One", "Two"]

@@ -42,7 +42,7 @@ LAYERS = (
         independent=True,
     ),
     "docsbot.network",
-    grimp.Layer("docsbot.urls", "docsbot.errors", "docsbot.config", independent=True),
+    grimp.Layer("docsbot.urls", "docsbot.errors", "docsbot.config", "docsbot.commonmark", independent=True),
 )
 # The crawl and the service stand side by side on the store: neither imports the other (a refresh the service starts
 # is a `scrapy crawl` process).
@@ -58,6 +58,7 @@ PURE = (
     "docsbot.arguments",
     "docsbot.extract",
     "docsbot.chunking",
+    "docsbot.commonmark",
     "docsbot.items",
     "docsbot.urls",
     "docsbot.network",

@@ -1,0 +1,139 @@
+"""Where a page's Markdown has its headings and its fenced code, as CommonMark reads it (markdown-it-py's tokens).
+
+The chunker, the definitions embedded on their own, ``get_docs``' sections and the change log ask two things of a
+page's Markdown: which lines are ATX headings (§4.2), and which lines a fenced code block spans (§4.5), so that a
+``# comment`` in a code example is never a section. markdown-it-py's block parser answers both. It runs with the
+block rules that decide them at the top level: indented code, fences, ATX headings, and paragraphs (which a heading
+or a fence may interrupt). Inline parsing is off, and so are lists, block quotes, tables, HTML blocks, setext
+headings, thematic breaks and link references, which change nothing here: the chunker reads top-level headings only.
+Over the Python docs' 11 MB of Markdown that parser takes 0.6 s, against 2.2 s with every block rule and 6.5 s for
+a whole parse.
+
+A heading's words come from markdown-it-py's inline parser (:func:`heading_text`). Line ends are ``\\n``: a ``\\r``
+is read as a space, so line numbers stay those of ``text.split("\\n")``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from markdown_it import MarkdownIt
+
+__all__ = ["Blocks", "Fence", "Heading", "fences", "heading_text", "parse"]
+
+_BLOCK = (
+    MarkdownIt("commonmark")
+    .disable(["inline", "text_join"])
+    .disable(["table", "blockquote", "hr", "list", "reference", "html_block", "lheading"], ignoreInvalid=True)
+)
+_INLINE = MarkdownIt("commonmark")
+
+
+@dataclass(frozen=True)
+class Fence:
+    """A fenced code block: lines ``start`` (the opening fence) to ``end`` (exclusive: past the closing fence, or
+    the end of the text for a block never closed), the opening ``marker`` (three or more backticks or tildes, which
+    :meth:`Blocks.fences` also closes a block with) and whether the text ``closed`` it."""
+
+    start: int
+    end: int
+    marker: str
+    closed: bool
+
+    @property
+    def body(self) -> range:
+        """The lines inside the fences."""
+        return range(self.start + 1, self.end - 1 if self.closed else self.end)
+
+
+@dataclass(frozen=True)
+class Heading:
+    """An ATX heading: its ``line``, character ``offset`` and ``end`` (the line's end, without ``\\n``), ``level``
+    (1-6) and ``text`` (its words, :func:`heading_text`)."""
+
+    line: int
+    offset: int
+    end: int
+    level: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Blocks:
+    """The headings and fenced code blocks of a text, in order, and where each of its lines starts."""
+
+    text: str
+    line_starts: tuple[int, ...]
+    headings: tuple[Heading, ...]
+    fences: tuple[Fence, ...]
+
+    def line(self, number: int) -> str:
+        """Line ``number`` without its ``\\n``."""
+        start = self.line_starts[number]
+        end = self.line_starts[number + 1] - 1 if number + 1 < len(self.line_starts) else len(self.text)
+        return self.text[start:end]
+
+
+@lru_cache(maxsize=16)
+def parse(text: str) -> Blocks:
+    """The :class:`Blocks` of ``text`` (CommonMark 0.31 through markdown-it-py; cached for the last 16 texts: the
+    chunker, the definitions and the change log read the same page in turn)."""
+    starts = [0]
+    at = text.find("\n")
+    while at >= 0 and at + 1 < len(text):
+        starts.append(at + 1)
+        at = text.find("\n", at + 1)
+    if "#" not in text and "```" not in text and "~~~" not in text:  # no heading, no fence: nothing to parse
+        return Blocks(text, tuple(starts), (), ())
+    tokens = _BLOCK.parse(text.replace("\r", " ") if "\r" in text else text)
+    headings: list[Heading] = []
+    fences: list[Fence] = []
+    for i, token in enumerate(tokens):
+        if token.map is None:
+            continue
+        if token.type == "heading_open":
+            line = token.map[0]
+            end = starts[line + 1] - 1 if line + 1 < len(starts) else len(text)
+            headings.append(Heading(line, starts[line], end, len(token.markup), heading_text(tokens[i + 1].content)))
+        elif token.type == "fence":
+            start, end = token.map
+            fences.append(Fence(start, end, token.markup, closed=end - start > 1 and _closes(text, starts, start, end)))
+    return Blocks(text, tuple(starts), tuple(headings), tuple(fences))
+
+
+def fences(text: str) -> tuple[Fence, ...]:
+    """The fenced code blocks of ``text`` (:func:`parse`'s, without parsing a text that holds no fence marker)."""
+    return parse(text).fences if "```" in text or "~~~" in text else ()
+
+
+def _closes(text: str, starts: list[int], start: int, end: int) -> bool:
+    """Whether line ``end - 1`` closes the block line ``start`` opens. A block followed by more text was closed;
+    one that reaches the end (or blank lines at the end, which markdown-it-py leaves out of it) was if its opening
+    and last lines, followed by one more line, make a block that ends before that line."""
+    if end < len(starts) and text[starts[end] :].strip():
+        return True
+    last_end = starts[end] - 1 if end < len(starts) else len(text)
+    pair = text[starts[start] : starts[start + 1] - 1] + "\n" + text[starts[end - 1] : last_end].rstrip("\n") + "\nx"
+    tokens = _BLOCK.parse(pair.replace("\r", " "))
+    return any(t.type == "fence" and t.map == [0, 2] for t in tokens)
+
+
+def heading_text(markdown: str) -> str:
+    """A heading's words, as CommonMark's inline parser reads them: code spans keep what they hold (``__main__``,
+    ``*args``), ``*`` emphasis markers go while ``_`` ones stay (``__slots__``, ``__init__``: html-to-markdown does
+    not escape underscores), a link keeps its text, what reads as an inline HTML tag (``<LANG>``, a placeholder)
+    stays as written, backslash escapes and entities are undone."""
+    if not markdown:
+        return ""
+    out: list[str] = []
+    for token in _INLINE.parseInline(markdown)[0].children or ():
+        if token.type in ("text", "code_inline"):
+            out.append(token.content)
+        elif token.type in ("em_open", "em_close", "strong_open", "strong_close") and token.markup[0] == "_":
+            out.append(token.markup)  # html-to-markdown leaves underscores unescaped: __slots__ is a name
+        elif token.type in ("softbreak", "hardbreak"):
+            out.append(" ")
+        elif token.type in ("image", "html_inline"):  # an image's alt text; a placeholder as written (<LANG>)
+            out.append(token.content)
+    return "".join(out).strip()
