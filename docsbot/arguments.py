@@ -8,10 +8,12 @@ what the full index stored for the version (a refresh reuses ``max_depth``, ``ma
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from docsbot.errors import DocsbotError
 from docsbot.network import NETWORK_MODES
@@ -39,18 +41,6 @@ class SpiderArgumentError(DocsbotError, ValueError):
     """A spider argument is missing or malformed; the crawl does not start and nothing is touched."""
 
 
-def _optional_int(name: str, value: Any, minimum: int) -> int | None:
-    if value in (None, ""):
-        return None
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        raise SpiderArgumentError(f"-a {name} must be an integer, got {value!r}") from None
-    if number < minimum:
-        raise SpiderArgumentError(f"-a {name} must be >= {minimum}, got {number}")
-    return number
-
-
 def parse_duration(value: Any) -> timedelta | None:
     """``45s``, ``30m``, ``12h``, ``7d``, ``2w`` (a number and a unit) as a timedelta; ``None`` (off) for ``0``, a
     zero duration (``0d``), ``''`` or ``None``. Raises ``ValueError`` for anything else, a duration too long for a
@@ -67,135 +57,218 @@ def parse_duration(value: Any) -> timedelta | None:
     return duration or None  # 0d, 0h, 0.0s: off, as 0 is (a zero interval would be due at every tick)
 
 
-def _duration(name: str, value: Any) -> timedelta | None:
+class _Invalid(ValueError):
+    """A malformed argument, in the words the error shows after ``-a NAME``."""
+
+
+def _argument(default: Any, description: str, *, choices: tuple[str, ...] = (), shown: str | None = None) -> Any:
+    """A field: its default and description, the values it takes (``choices``) and the default as the reference
+    shows it (``shown``, when it depends on other arguments)."""
+    extra = {"choices": list(choices), "shown_default": shown}
+    return Field(default, description=description, json_schema_extra={k: v for k, v in extra.items() if v})
+
+
+def _choice(value: Any, choices: tuple[str, ...]) -> str | None:
+    if value is None:
+        return None
+    text = str(value).strip().lower()
+    if text not in choices:
+        raise _Invalid(f"must be one of {', '.join(choices)}, got {value!r}")
+    return text
+
+
+def _url(value: Any) -> str | None:
+    if value in (None, ""):
+        return None
     try:
-        return parse_duration(value)
-    except ValueError as exc:
-        raise SpiderArgumentError(f"-a {name} must be a duration like 45s, 30m, 12h, 7d or 2w; got {value!r}") from exc
+        return canonical_url(str(value))
+    except InvalidURL as exc:
+        raise _Invalid(f": {exc}") from None
 
 
-def _flag(name: str, value: Any) -> bool:
-    text = str(value or "0").strip().lower()
-    if text not in ("0", "1", "true", "false", "yes", "no"):
-        raise SpiderArgumentError(f"-a {name} must be 1 or 0, got {value!r}")
-    return text in ("1", "true", "yes")
+class CrawlArguments(BaseModel):
+    """The docs spider's arguments (``scrapy crawl docs -a name=value``), each declared once with its type, default
+    and description (pydantic; the reference page is generated from these fields). Values arrive as strings;
+    :meth:`parse` validates them and raises :class:`SpiderArgumentError` naming the argument, before anything is
+    requested or written. ``url`` and the sitemap's are canonical URLs (:func:`docsbot.urls.canonical_url`)."""
 
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
-@dataclass(frozen=True)
-class CrawlArguments:
-    """The docs spider's arguments (``-a name=value``), validated.
+    url: str | None = _argument(None, "Root URL of the docs (a full index; a refresh reads it from the database).")
+    library: str = _argument("", "Library name. A refresh needs it.", shown="the root URL's host")
+    version: str = _argument("", "Version string (none: the library's only, unnamed version).")
+    mode: str = _argument(
+        "full",
+        "`full` fetches every page without validators; `refresh` revalidates every stored page with a conditional "
+        "request (RFC 9110 §13).",
+        choices=MODES,
+        shown="`full` with `url`, else `refresh`",
+    )
+    max_depth: int | None = _argument(
+        None, "Link hops from the root (root = 0). A refresh reuses the value the index stored unless given again."
+    )
+    max_pages: int | None = _argument(
+        None, "Pages requested at most. A refresh reuses the value the index stored unless given again."
+    )
+    prune: str | None = _argument(
+        None,
+        "`orphans` deletes stored pages no longer linked from the root (within scope and depth) at the end of a "
+        "completed run; `none` (default) only reports them. Stored by the index, reused by refreshes.",
+        choices=PRUNE,
+    )
+    allow_mass_delete: bool = _argument(
+        False, "`1` lifts the mass-deletion guard (`DOCSBOT_MASS_DELETE_SHARE`) for this run."
+    )
+    min_recheck: timedelta | None = _argument(
+        None,
+        "A duration (`45s`, `30m`, `12h`, `7d`, `2w`): stored pages revalidated more recently are not requested "
+        "(their stored links are followed).",
+    )
+    sitemap: str | None = _argument(
+        None,
+        "URL of a sitemap (or sitemap index) whose in-scope URLs are added as seeds; by default the sitemaps "
+        "robots.txt names are used; `none` uses none.",
+    )
+    render: str | None = _argument(
+        None,
+        "`js` renders every page in Chromium through scrapy-playwright (`docsbot.render`); `none` (default) renders "
+        "only URLs matching `DOCSBOT_RENDER_URLS`. Stored by the index, reused by refreshes unless given again.",
+        choices=RENDER_MODES,
+    )
+    freshness: str | None = _argument(
+        None,
+        "`validators` (default) revalidates every stored page; `http` does not request a stored page whose last "
+        "response is still fresh by its HTTP caching headers (RFC 9111 §4.2, `docsbot.freshness`; its stored links "
+        "are followed). Stored by the index, reused by refreshes unless given again.",
+        choices=FRESHNESS,
+    )
+    network: str | None = _argument(
+        None,
+        "`public` connects only to public addresses, plus `DOCSBOT_ALLOWED_NETWORKS` (`docsbot.network`; what a "
+        "crawl started from the network gets, and renders nothing); `any` (default) connects wherever the site's "
+        "URLs lead. Stored by the index, reused by refreshes unless given again.",
+        choices=NETWORK_MODES,
+    )
+    launch: str | None = _argument(
+        None,
+        "The token the run is recorded under (`crawl_runs.launch`), so that whoever started it finds it (`docsbot "
+        "serve`, the MCP server, a fleet): letters, digits, `._-`, at most 64; default: a new one.",
+    )
 
-    - ``url``: root URL of the docs (full index; a refresh reads it from the database).
-    - ``library``: library name; defaults to the root URL's host. ``version``: version string, default ``''``.
-    - ``mode``: ``full`` (default with ``url``) fetches every page without validators; ``refresh`` revalidates.
-    - ``max_depth``: link hops from the root (root = 0); ``max_pages``: pages requested at most. A refresh
-      reuses the values stored by the index unless given again (so does ``prune``).
-    - ``prune``: ``orphans`` deletes stored pages no longer linked from the root (within scope and depth) at the
-      end of a completed run; ``none`` (default) only reports them.
-    - ``allow_mass_delete``: ``1`` lifts the mass-deletion guard (``DOCSBOT_MASS_DELETE_SHARE``) for this run.
-    - ``min_recheck``: a duration (``45s``, ``30m``, ``12h``, ``7d``, ``2w``); stored pages revalidated more
-      recently are not requested (their stored links are followed).
-    - ``sitemap``: URL of a sitemap (or sitemap index) whose in-scope URLs are added as seeds; by default the
-      sitemaps robots.txt names are used; ``none`` uses none.
-    - ``render``: ``js`` renders every page in Chromium through scrapy-playwright (:mod:`docsbot.render`);
-      ``none`` (default) renders only URLs matching ``DOCSBOT_RENDER_URLS``. Stored by the index, reused by
-      refreshes unless given again.
-    - ``freshness``: ``validators`` (default) revalidates every stored page; ``http`` does not request a stored
-      page whose last response is still fresh by its HTTP caching headers (RFC 9111 §4.2, :mod:`docsbot.freshness`;
-      its stored links are followed). Stored by the index, reused by refreshes unless given again.
-    - ``network``: ``public`` connects only to public addresses, plus ``DOCSBOT_ALLOWED_NETWORKS``
-      (:mod:`docsbot.network`; what a crawl started from the network gets, and renders nothing); ``any`` (default)
-      connects wherever the site's URLs lead. Stored by the index, reused by refreshes unless given again.
-    - ``launch``: the token the run is recorded under (``crawl_runs.launch``), so that whoever started it finds it
-      (``docsbot serve``, the MCP server, a fleet: letters, digits, ``._-``, at most 64); default: a new one.
-    """
+    @field_validator("url", mode="before")
+    @classmethod
+    def _root(cls, value: Any) -> str | None:
+        return _url(value)
 
-    url: str | None
-    library: str
-    version: str
-    mode: str
-    max_depth: int | None
-    max_pages: int | None
-    prune: str | None = None
-    allow_mass_delete: bool = False
-    min_recheck: timedelta | None = None
-    sitemap: str | None = None
-    render: str | None = None
-    freshness: str | None = None
-    network: str | None = None
-    launch: str | None = None
+    @field_validator("sitemap", mode="before")
+    @classmethod
+    def _sitemap(cls, value: Any) -> str | None:
+        return "none" if value == "none" else _url(value)
+
+    @field_validator("mode", mode="before")
+    @classmethod
+    def _mode(cls, value: Any) -> str | None:
+        return _choice(value, MODES)
+
+    @field_validator("prune", mode="before")
+    @classmethod
+    def _prune(cls, value: Any) -> str | None:
+        if value is not None and value not in PRUNE:
+            raise _Invalid(f"must be one of {', '.join(PRUNE)}, got {value!r}")
+        return value
+
+    @field_validator("render", mode="before")
+    @classmethod
+    def _render(cls, value: Any) -> str | None:
+        return _choice(value, RENDER_MODES)
+
+    @field_validator("freshness", mode="before")
+    @classmethod
+    def _freshness(cls, value: Any) -> str | None:
+        return _choice(value, FRESHNESS)
+
+    @field_validator("network", mode="before")
+    @classmethod
+    def _network(cls, value: Any) -> str | None:
+        return _choice(value, NETWORK_MODES)
+
+    @field_validator("max_depth", "max_pages", mode="before")
+    @classmethod
+    def _count(cls, value: Any, info: ValidationInfo) -> int | None:
+        if value in (None, ""):
+            return None
+        try:
+            number = int(value)
+        except (TypeError, ValueError):
+            raise _Invalid(f"must be an integer, got {value!r}") from None
+        minimum = 0 if info.field_name == "max_depth" else 1
+        if number < minimum:
+            raise _Invalid(f"must be >= {minimum}, got {number}")
+        return number
+
+    @field_validator("allow_mass_delete", mode="before")
+    @classmethod
+    def _flag(cls, value: Any) -> bool:
+        text = str(value or "0").strip().lower()
+        if text not in ("0", "1", "true", "false", "yes", "no"):
+            raise _Invalid(f"must be 1 or 0, got {value!r}")
+        return text in ("1", "true", "yes")
+
+    @field_validator("min_recheck", mode="before")
+    @classmethod
+    def _duration(cls, value: Any) -> timedelta | None:
+        if isinstance(value, timedelta):
+            return value or None
+        try:
+            return parse_duration(value)
+        except ValueError:
+            raise _Invalid(f"must be a duration like 45s, 30m, 12h, 7d or 2w; got {value!r}") from None
+
+    @field_validator("launch", mode="before")
+    @classmethod
+    def _launch(cls, value: Any) -> str | None:
+        if value in (None, ""):
+            return None
+        if not re.fullmatch(r"[\w.-]{1,64}", str(value), flags=re.ASCII):
+            raise _Invalid(f"must be letters, digits, '.', '_' or '-' (at most 64), got {value!r}")
+        return str(value)
+
+    @field_validator("library", "version", mode="before")
+    @classmethod
+    def _stripped(cls, value: Any) -> str:
+        return str(value or "").strip()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _defaults(cls, given: Any) -> Any:
+        """The mode a run's arguments imply (``full`` with a URL, ``refresh`` without), and a full index's library
+        (its root URL's host)."""
+        if not isinstance(given, dict):
+            return given
+        given = {k: v for k, v in given.items() if v is not None}
+        if not given.get("mode"):
+            given["mode"] = "full" if given.get("url") else "refresh"
+        return given
+
+    @model_validator(mode="after")
+    def _needs(self) -> CrawlArguments:
+        if self.url is None and self.mode == "full":
+            raise _Invalid("a full index needs -a url=ROOT_URL")
+        if not self.library:
+            if self.url is None:
+                raise _Invalid("a refresh needs -a library=NAME (and -a version=VER if it has one)")
+            object.__setattr__(self, "library", urlsplit(self.url).hostname or "")
+        return self
 
     @classmethod
-    def parse(
-        cls,
-        url: str | None = None,
-        library: str | None = None,
-        version: str | None = None,
-        mode: str | None = None,
-        max_depth: Any = None,
-        max_pages: Any = None,
-        prune: str | None = None,
-        allow_mass_delete: Any = None,
-        min_recheck: Any = None,
-        sitemap: str | None = None,
-        render: str | None = None,
-        freshness: str | None = None,
-        network: str | None = None,
-        launch: str | None = None,
-    ) -> CrawlArguments:
-        mode = (mode or ("full" if url else "refresh")).strip().lower()
-        if mode not in MODES:
-            raise SpiderArgumentError(f"-a mode must be one of {', '.join(MODES)}, got {mode!r}")
-        if url:
-            try:
-                url = canonical_url(url)
-            except InvalidURL as exc:
-                raise SpiderArgumentError(f"-a url: {exc}") from None
-        elif mode == "full":
-            raise SpiderArgumentError("a full index needs -a url=ROOT_URL")
-        if not library:
-            if not url:
-                raise SpiderArgumentError("a refresh needs -a library=NAME (and -a version=VER if it has one)")
-            library = urlsplit(url).hostname or ""
-        if prune is not None and prune not in PRUNE:
-            raise SpiderArgumentError(f"-a prune must be one of {', '.join(PRUNE)}, got {prune!r}")
-        if sitemap and sitemap != "none":
-            try:
-                sitemap = canonical_url(sitemap)
-            except InvalidURL as exc:
-                raise SpiderArgumentError(f"-a sitemap: {exc}") from None
-        if render is not None:
-            render = render.strip().lower()
-            if render not in RENDER_MODES:
-                raise SpiderArgumentError(f"-a render must be one of {', '.join(RENDER_MODES)}, got {render!r}")
-        if freshness is not None:
-            freshness = freshness.strip().lower()
-            if freshness not in FRESHNESS:
-                raise SpiderArgumentError(f"-a freshness must be one of {', '.join(FRESHNESS)}, got {freshness!r}")
-        if network is not None:
-            network = network.strip().lower()
-            if network not in NETWORK_MODES:
-                raise SpiderArgumentError(f"-a network must be one of {', '.join(NETWORK_MODES)}, got {network!r}")
-        if launch is not None and not re.fullmatch(r"[\w.-]{1,64}", launch, flags=re.ASCII):
-            raise SpiderArgumentError(
-                f"-a launch must be letters, digits, '.', '_' or '-' (at most 64), got {launch!r}"
-            )
-        return cls(
-            url=url,
-            library=library.strip(),
-            version=(version or "").strip(),
-            mode=mode,
-            max_depth=_optional_int("max_depth", max_depth, 0),
-            max_pages=_optional_int("max_pages", max_pages, 1),
-            prune=prune,
-            allow_mass_delete=_flag("allow_mass_delete", allow_mass_delete),
-            min_recheck=_duration("min_recheck", min_recheck),
-            sitemap=sitemap or None,
-            render=render,
-            freshness=freshness,
-            network=network,
-            launch=launch or None,
-        )
+    def parse(cls, **given: Any) -> CrawlArguments:
+        """The arguments ``given`` (``-a`` strings, or values of their types), validated. Raises
+        :class:`SpiderArgumentError` with one line naming the first malformed argument (``-a max_pages must be an
+        integer, got 'lots'``), an unknown one, or what the mode needs (``a full index needs -a url=ROOT_URL``)."""
+        try:
+            return cls.model_validate(given)
+        except ValidationError as exc:
+            raise SpiderArgumentError(_message(exc.errors()[0])) from None
 
     def resolve(self, root_url: str | None = None, stored: dict[str, Any] | None = None) -> CrawlSettings:
         """The run's settings: these arguments, with what is not given taken from ``stored`` (the version's
@@ -205,9 +278,23 @@ class CrawlArguments:
 
     def as_json(self) -> dict[str, Any]:
         """The arguments as JSON-able values (recorded in ``crawl_runs.stats``)."""
-        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out = self.model_dump()
         out["min_recheck"] = str(out["min_recheck"]) if out["min_recheck"] else None
         return out
+
+
+def _message(error: Any) -> str:
+    """One line for pydantic's first error: ``-a NAME`` and what is wrong with it."""
+    name = ".".join(str(part) for part in error.get("loc", ()))
+    cause = error.get("ctx", {}).get("error")
+    if error.get("type") == "extra_forbidden":
+        return f"-a {name}: unknown argument (known: {', '.join(ARGUMENT_NAMES)})"
+    if isinstance(cause, _Invalid):
+        text = str(cause)
+        if not name:
+            return text
+        return f"-a {name}{text}" if text.startswith(":") else f"-a {name} {text}"
+    return f"-a {name}: {error.get('msg')}" if name else str(error.get("msg"))
 
 
 @dataclass(frozen=True)
@@ -250,4 +337,4 @@ def _resolve(args: CrawlArguments, root_url: str | None, stored: dict[str, Any])
     )
 
 
-ARGUMENT_NAMES = tuple(f.name for f in fields(CrawlArguments))
+ARGUMENT_NAMES = tuple(CrawlArguments.model_fields)

@@ -151,28 +151,44 @@ def cli_options() -> set[tuple[str, str]]:
 
 
 def spider_arguments_page() -> str:
-    """``reference/spider-arguments.md``: the bullet list of :class:`CrawlArguments`' docstring."""
+    """``reference/spider-arguments.md``: a table of :class:`CrawlArguments`' fields (type, default, description)."""
     from docsbot.arguments import CrawlArguments
 
-    doc = (CrawlArguments.__doc__ or "").split("\n", 2)[-1]
-    text = re.sub(r"``([^`]+)``", r"`\1`", "\n".join(line[4:] if line.startswith("    ") else line
-                                                     for line in doc.splitlines()))  # fmt: skip
-    text = re.sub(r":(?:mod|class|func|meth):`~?([^`]+)`", r"`\1`", text)
-    return (
-        "# Spider arguments\n\n"
-        "`scrapy crawl docs -a NAME=VALUE`, generated from `docsbot/arguments.py` (`CrawlArguments`), which validates "
-        "them: a malformed one stops the crawl before its first request, with one line and exit code 1.\n\n"
-        + text.strip()
-        + "\n"
-    )
+    kinds = {"str": "text", "int": "integer", "bool": "`1` or `0`", "datetime.timedelta": "duration"}
+    out = [
+        "# Spider arguments",
+        "",
+        "`scrapy crawl docs -a NAME=VALUE`, generated from `docsbot/arguments.py` (`CrawlArguments`, a pydantic model "
+        "like the settings' one), which validates them: a malformed one stops the crawl before its first "
+        "request, with one line naming it and exit code 1. A fleet's libraries file, the MCP server's and the web "
+        "pages' indexing requests are checked by the same model.",
+        "",
+        "| argument | type | default | meaning |",
+        "|---|---|---|---|",
+    ]
+    for name, field in CrawlArguments.model_fields.items():
+        kind = re.sub(
+            r"\s*\|\s*None",
+            "",
+            str(
+                field.annotation
+                if isinstance(field.annotation, str)
+                else getattr(field.annotation, "__name__", field.annotation)
+            ),
+        )
+        extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
+        choices = extra.get("choices")
+        kind = ", ".join(f"`{c}`" for c in choices) if choices else kinds.get(kind, kind)
+        default = extra.get("shown_default") or ("" if field.default in (None, "") else f"`{field.default!s}`")
+        default = {"`False`": "`0`"}.get(default, default)
+        out.append(f"| `{name}` | {_cell(kind)} | {_cell(default)} | {_cell(field.description or '')} |")
+    return "\n".join(out) + "\n"
 
 
 def spider_argument_names() -> set[str]:
-    from dataclasses import fields
-
     from docsbot.arguments import CrawlArguments
 
-    return {field.name for field in fields(CrawlArguments)}
+    return set(CrawlArguments.model_fields)
 
 
 # --- settings -----------------------------------------------------------------------------------------------------

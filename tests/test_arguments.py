@@ -92,3 +92,21 @@ def test_a_zero_duration_is_off_everywhere(zero):
     """DOCSBOT_CHANGES_KEEP=0d records nothing (as 0 does), refresh = "0h" schedules nothing: never a zero interval
     that is falsy in one place and due at every tick in another."""
     assert parse_duration(zero) is None
+
+
+def test_the_arguments_are_one_model_whose_errors_name_the_argument():
+    """Every argument is a field of one pydantic model (the reference page is generated from its fields); values
+    arrive as strings and are normalized, and a call with a name the model does not know is refused by name (the
+    spider passes Scrapyd's _job and other extras on as attributes, never to the model)."""
+    assert CrawlArguments.parse(url="http://h/", mode=" REFRESH ", render="JS").model_dump(
+        include={"mode", "render"}
+    ) == {
+        "mode": "refresh",
+        "render": "js",
+    }
+    with pytest.raises(SpiderArgumentError, match=r"^-a depth: unknown argument \(known: url, library"):
+        CrawlArguments.parse(url="http://h/", depth="2")
+    with pytest.raises(SpiderArgumentError, match=r"^-a url: not an absolute http\(s\) URL: 'none'$"):
+        CrawlArguments.parse(url="none")
+    with pytest.raises(ValueError, match="frozen"):  # what a run was started with does not change under it
+        CrawlArguments.parse(library="x").max_pages = 3  # type: ignore[misc]
