@@ -4,6 +4,7 @@ one result per page with its best chunks merged (tests/embedders.HashingEmbedder
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 
@@ -341,3 +342,35 @@ def test_a_query_that_is_a_defined_term_of_several_words_finds_its_definition(co
     assert hits[0].deep_link == "http://h/glossary.html#term-magic-method"
     longer = search(conn, version, "how to configure a magic method of a mock", k=2, per_page=True)
     assert longer[0].url == "http://h/mock.html"
+
+
+def test_a_hyphen_inside_a_word_is_not_a_command_line_option(conn, database_url, version):
+    """Identifier terms (migration 0026): `--dry-run` and `-fPIC` are options, "command-line" and "record-style" are
+    words. When a hyphen inside a word started an option ('=-style'), a plain question holding such a word named an
+    "identifier" the docs contain: the page that answers it, which lacks '-style', was marked down as a look-alike."""
+    answer = page(version.id, "dataclasses", [
+        ("Records", "Record style classes: make a record style class from a list of field names. " + FILLER,
+         "records"),
+    ])  # fmt: skip
+    mentions = [
+        page(version.id, f"whatsnew{n}", [
+            ("Changes", f"Old-style classes and new-style classes, release {n}. " + FILLER * 2, "changes"),
+        ])
+        for n in range(4)
+    ]  # fmt: skip
+    tools = page(version.id, "tools", [("Options", "Run with --dry-run or -fPIC (--verbose) to see it. " + FILLER,
+                                         "options")])  # fmt: skip
+    ids = save(database_url, [*corpus(version), answer, *mentions, tools])
+    terms = {t for (t,) in conn.execute("SELECT term FROM postings WHERE left(term, 1) = '='")}
+    assert {"=--dry-run", "=-fpic", "=--verbose"} <= terms
+    assert not {"=-style", "=-run"} & terms
+    query = "record-style class"
+    assert search(conn, version, query, k=1, per_page=True)[0].url == "http://h/dataclasses.html"
+    # The migration rebuilds every chunk's identifier postings as the trigger writes them
+    before = conn.execute("SELECT * FROM postings ORDER BY doc_id, term").fetchall()
+    conn.execute("INSERT INTO postings SELECT version_id, '=-style', doc_id, page_id, 1, 0, doc_len FROM postings "
+                 "WHERE page_id = %s AND term = '=--dry-run'", (ids[-1],))  # fmt: skip
+    conn.execute("DELETE FROM postings WHERE term = '=--verbose'")
+    migration = next((Path(store.__file__).parent / "migrations").glob("0026_*.sql")).read_text()
+    conn.execute(migration)
+    assert conn.execute("SELECT * FROM postings ORDER BY doc_id, term").fetchall() == before
