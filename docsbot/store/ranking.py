@@ -161,7 +161,8 @@ WITH stats AS MATERIALIZED (
 ), qkeys AS (
     -- the query's words as typed (trailing punctuation and "()" cut), lower-cased; `ident` if shaped like one
     SELECT DISTINCT lower(w) AS key, (w ~ '[._<>:]|[a-z][A-Z]|^-|[A-Za-z][0-9]') AS ident
-    FROM regexp_split_to_table(%(text)s, '[\\s,;()"''`?!]+') AS w
+    FROM regexp_split_to_table(%(text)s, '[\\s,;()"''`?!]+') AS typed,
+         LATERAL regexp_replace(typed, '[.:]+$', '') AS w  -- "bytes." ends a sentence; "e.g." is not a name
     WHERE w <> '' AND length(w) > 1
 ), qphrase AS (
     -- the whole query, lower-cased, as one key when it has 2 to `sym_word_max_words` words: the name of a defined
