@@ -295,7 +295,9 @@ def main(argv: list[str]) -> int:
         name, _, value = item.partition("=")
         params[name] = json.loads(value)
     if args.no_vectors:
-        params["candidates"] = 0  # what a version whose chunks wait for their vectors gives the fusion
+        # no version counts as embedded: the fusion a version whose chunks wait for their vectors gets (no vector
+        # list, page BM25 at w_page_lex_text)
+        params["vector_share"] = 2.0
 
     from scrapy.utils.project import get_project_settings
 
