@@ -296,7 +296,7 @@ def main(argv: list[str]) -> int:
         params[name] = json.loads(value)
     if args.no_vectors:
         # no version counts as embedded: the fusion a version whose chunks wait for their vectors gets (no vector
-        # list, page BM25 at w_page_lex_text)
+        # list, no definitions' list)
         params["vector_share"] = 2.0
 
     from scrapy.utils.project import get_project_settings

@@ -374,26 +374,3 @@ def test_a_hyphen_inside_a_word_is_not_a_command_line_option(conn, database_url,
     migration = next((Path(store.__file__).parent / "migrations").glob("0026_*.sql")).read_text()
     conn.execute(migration)
     assert conn.execute("SELECT * FROM postings ORDER BY doc_id, term").fetchall() == before
-
-
-def test_a_version_ranked_by_its_text_alone_weighs_page_bm25_in(conn, database_url, version):
-    """While a version's vectors arrive (below ``vector_share``), chunk BM25 and the symbol table are its only
-    lists; page-level BM25 joins them at ``w_page_lex_text`` (make eval --no-vectors). Once the vectors are in,
-    it is out again (``w_page_lex`` 0): a page's score is what it was."""
-    spread = page(version.id, "spread", [
-        ("Alpha", "The frobnicator configures widgets. " + FILLER, "alpha"),
-        ("Beta", "Widgets are rendered by the quux engine. " + FILLER, "beta"),
-        ("Gamma", "The quux engine uses a frobnicator. " + FILLER, "gamma"),
-    ])  # fmt: skip
-    save(database_url, [*corpus(version), spread])
-    query = "frobnicator widgets quux"
-
-    def scores(**params):
-        return {h.url: h.score for h in search(conn, version, query, k=5, per_page=True, **params)}
-
-    embedded = scores()
-    assert embedded == scores(w_page_lex_text=0.0)
-    conn.execute("UPDATE documents SET embedding = NULL")
-    waiting, without = scores(), scores(w_page_lex_text=0.0)
-    assert waiting["http://h/spread.html"] > without["http://h/spread.html"]
-    assert waiting["http://h/spread.html"] - without["http://h/spread.html"] == pytest.approx(0.3 / (60 + 1))

@@ -99,10 +99,6 @@ SEARCH_DEFAULTS: dict[str, Any] = {
     "changelog_factor": 0.5,
     "w_page_rest": 0.3,  # a page's score adds this share of its 2nd and 3rd best chunks' scores
     "w_page_lex": 0.0,  # weight of the page-level BM25 list in a page's score (one result per page only)...
-    # ...and in a version ranked by its text alone (its vectors still arriving, `vector_share`), where chunk BM25 and
-    # the symbol table are the only other lists: make eval --no-vectors, mean of Recall@5 and MRR@10 over the Python,
-    # CMake, git and LMDB sets 0.815 -> 0.821 (0.5: 0.820, 1.0: 0.817)
-    "w_page_lex_text": 0.3,
     "ident_miss": 0.6,  # a page lacking every identifier of a query naming one has its score multiplied by this...
     "ident_miss_max_words": 6,  # ...in a query of at most this many words (a question's incidental name does not)
     "page_candidates": 50,  # ...its length
@@ -203,23 +199,19 @@ WITH stats AS MATERIALIZED (
         ORDER BY score DESC, po.doc_id LIMIT %(lex_candidates)s
     ) scored
 ), page_tf AS (
-    -- BM25 over whole pages (a page's chunks as one document), a third ranked list when w_page_lex > 0 (or
-    -- w_page_lex_text, for the versions not ranked by vector yet): a term
+    -- BM25 over whole pages (a page's chunks as one document), a third ranked list when w_page_lex > 0: a term
     -- spread over many sections of one page (an index term, a module's name) ranks that page, as page-level
     -- BM25 does; chunk-level ranks see one section at a time.
     SELECT version_id, page_id, term, sum(tf_body + %(w_head)s * tf_head) AS tf,
            count(DISTINCT doc_id) AS chunks
-    FROM qpost
-    WHERE %(w_page_lex)s > 0
-       OR (%(w_page_lex_text)s > 0 AND version_id NOT IN (SELECT version_id FROM vec_versions))
-    GROUP BY version_id, page_id, term
+    FROM qpost WHERE %(w_page_lex)s > 0 GROUP BY version_id, page_id, term
 ), page_len AS (
     SELECT d.page_id, sum(length(d.content) + length(d.context))::float8 AS len FROM documents d
     WHERE d.page_id IN (SELECT DISTINCT page_id FROM page_tf) GROUP BY d.page_id
 ), page_stats AS (
     SELECT s.version_id, n.pages, s.docs * s.avg_len / greatest(n.pages, 1) AS avg_len
     FROM stats s CROSS JOIN LATERAL (SELECT count(*)::float8 AS pages FROM pages WHERE version_id = s.version_id) n
-    WHERE s.version_id IN (SELECT DISTINCT version_id FROM page_tf)
+    WHERE %(w_page_lex)s > 0
 ), plex AS (
     SELECT page_id, row_number() OVER (ORDER BY score DESC, page_id) AS rank FROM (
         SELECT pt.page_id, sum(
@@ -293,9 +285,7 @@ WITH stats AS MATERIALIZED (
     SELECT r.page_id, r.best
            + %(w_page_rest)s * (SELECT COALESCE(sum(o.score), 0) FROM ranked o WHERE o.page_id = r.page_id
                                 AND o.nth BETWEEN 2 AND 3)
-           + (COALESCE(sp.bonus, 0)
-              + COALESCE(CASE WHEN pg.version_id IN (SELECT version_id FROM vec_versions) THEN %(w_page_lex)s
-                              ELSE %(w_page_lex_text)s END / (%(rrf_k)s + plex.rank), 0))
+           + (COALESCE(sp.bonus, 0) + COALESCE(%(w_page_lex)s / (%(rrf_k)s + plex.rank), 0))
              * (CASE WHEN pg.link_share >= %(nav_share)s THEN %(nav_factor)s ELSE 1.0 END)
            AS page_score, sp.anchor AS sym_anchor, pg.kind AS page_kind
     FROM ranked r JOIN pages pg ON pg.id = r.page_id LEFT JOIN sym_page sp ON sp.page_id = r.page_id
