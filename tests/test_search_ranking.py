@@ -97,9 +97,20 @@ def test_postings_follow_the_chunks_they_index(conn, database_url, version):
     terms = {t for (t,) in conn.execute("SELECT term FROM postings WHERE page_id = %s", (ids[0],))}
     assert {"=set_inheritable", "=get_inheritable", "inherit", "flag"} <= terms
     assert "=set_inheritable" in terms and "set_inheritable" not in terms  # the english parser splits it
+    # A page stored again replaces its chunks, and their postings with them (a trigger, not a foreign key: 0027)
+    other = conn.execute("SELECT count(*) FROM postings WHERE page_id <> %s", (ids[0],)).fetchone()[0]
+    again = corpus(version)[0]
+    again.chunks = again.chunks[:1]
+    save(database_url, [again])
+    docs = {d for (d,) in conn.execute("SELECT id FROM documents WHERE page_id = %s AND kind = 0", (ids[0],))}
+    indexed = {d for (d,) in conn.execute("SELECT DISTINCT doc_id FROM postings WHERE page_id = %s", (ids[0],))}
+    assert indexed == docs and len(docs) == 1
+    assert conn.execute("SELECT count(*) FROM postings WHERE page_id <> %s", (ids[0],)).fetchone()[0] == other
     conn.execute("DELETE FROM pages WHERE id = %s", (ids[0],))
     assert conn.execute("SELECT count(*) FROM postings WHERE page_id = %s", (ids[0],)).fetchone()[0] == 0
     assert conn.execute("SELECT count(*) FROM symbols WHERE page_id = %s", (ids[0],)).fetchone()[0] == 0
+    assert conn.execute("SELECT count(*) FROM postings p WHERE NOT EXISTS "
+                        "(SELECT 1 FROM documents d WHERE d.id = p.doc_id)").fetchone()[0] == 0  # fmt: skip
 
 
 @pytest.mark.parametrize(
