@@ -165,10 +165,12 @@ class CrawlArguments(BaseModel):
     def _sitemap(cls, value: Any) -> str | None:
         return "none" if value == "none" else _url(value)
 
-    @field_validator("mode", mode="before")
+    @field_validator("mode", "render", "freshness", "network", mode="before")
     @classmethod
-    def _mode(cls, value: Any) -> str | None:
-        return _choice(value, MODES)
+    def _one_of(cls, value: Any, info: ValidationInfo) -> str | None:
+        """One of the field's ``choices``, whatever its case and surrounding spaces."""
+        extra = cls.model_fields[str(info.field_name)].json_schema_extra
+        return _choice(value, tuple(extra["choices"]) if isinstance(extra, dict) else ())
 
     @field_validator("prune", mode="before")
     @classmethod
@@ -176,21 +178,6 @@ class CrawlArguments(BaseModel):
         if value is not None and value not in PRUNE:
             raise _Invalid(f"must be one of {', '.join(PRUNE)}, got {value!r}")
         return value
-
-    @field_validator("render", mode="before")
-    @classmethod
-    def _render(cls, value: Any) -> str | None:
-        return _choice(value, RENDER_MODES)
-
-    @field_validator("freshness", mode="before")
-    @classmethod
-    def _freshness(cls, value: Any) -> str | None:
-        return _choice(value, FRESHNESS)
-
-    @field_validator("network", mode="before")
-    @classmethod
-    def _network(cls, value: Any) -> str | None:
-        return _choice(value, NETWORK_MODES)
 
     @field_validator("max_depth", "max_pages", mode="before")
     @classmethod

@@ -52,11 +52,11 @@ _PARAGRAPH_END = re.compile(r"\n\s*\n")
 _WORD = re.compile(r"[^\W_]")
 
 
-def _has_text(text: str, start: int, end: int, headings: Sequence[Heading]) -> bool:
+def _has_text(text: str, start: int, end: int, headings: Sequence[Heading], offsets: Sequence[int]) -> bool:
     """Whether ``text[start:end]`` has a letter or digit outside the lines of ``headings`` (``---`` and
-    ``| --- |`` have none)."""
+    ``| --- |`` have none); ``offsets``: the headings' offsets, in order."""
     pos = start
-    for heading in headings[bisect_left([h.offset for h in headings], start) :]:
+    for heading in headings[bisect_left(offsets, start) :]:
         if heading.offset >= end:
             break
         if _WORD.search(text, pos, heading.offset):
@@ -288,8 +288,7 @@ class Chunker:
         """
         text = self._split_long_code_blocks(markdown)
         located = _locate_anchors(markdown, text, anchors)
-        parsed = parse(text)
-        headings = [(h.offset, h.level, h.text) for h in parsed.headings]
+        headings = markdown_headings(text)
         counts = _TokenCounts(self._tokenizer, text) if self._tokenizer is not None else None
         pieces: list[tuple[int, str]] = []
         for start, end in self._groups(text, headings, counts):
@@ -316,7 +315,8 @@ class Chunker:
         # A section too big for one chunk leaves its heading alone in a chunk (with a thematic break, an empty
         # table header: nothing but markup); the heading lives on in the next chunk's heading path, so a chunk
         # without text outside headings is dropped. A page that is nothing but a title keeps its last chunk.
-        kept = [c for c in out if _has_text(text, c.offset, c.offset + len(c.content), parsed.headings)]
+        lines, offsets = parse(text).headings, [h[0] for h in headings]
+        kept = [c for c in out if _has_text(text, c.offset, c.offset + len(c.content), lines, offsets)]
         return kept or out[-1:]
 
     def _groups(
