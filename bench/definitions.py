@@ -3,8 +3,9 @@
 "Vectors no later than today": a full index of the tree with docsbot's defaults (a vector per definition beside the
 chunks, the default model variant) against the same full index as docsbot made it before (``DOCSBOT_DEFINITION_CHARS
 =0``, the model graph as first exported: ``--before-model``, a directory ``make model MODEL_VARIANT=onnx-fp32``
-provisions). Each full index runs into a database of its own (vectors are reused by text database-wide: a second
-index in one database would embed nothing) and is timed as a whole process: ``scrapy crawl`` returns once its
+provisions; 32 texts per model call, ``DOCSBOT_EMBED_BATCH_SIZE``'s default then). Each full index runs into a
+database of its own (vectors are reused by text database-wide: a second index in one database would embed nothing)
+and is timed as a whole process: ``scrapy crawl`` returns once its
 worker has given every chunk its vector. Rounds alternate the order, so that the machine's drift falls on both.
 Prints each run, the medians and their ratio (target: <= 1.0).
 
@@ -58,7 +59,12 @@ def main() -> int:
     embedded: dict[str, list[int]] = {"now": [], "before": []}
     configs = {
         "now": {"DOCSBOT_EMBEDDING_MODEL_PATH": args.now_model} if args.now_model else {},
-        "before": {"DOCSBOT_DEFINITION_CHARS": "0", "DOCSBOT_EMBEDDING_MODEL_PATH": args.before_model},
+        # before: no definition vectors, the graph as first exported, 32 texts per model call (the default then)
+        "before": {
+            "DOCSBOT_DEFINITION_CHARS": "0",
+            "DOCSBOT_EMBEDDING_MODEL_PATH": args.before_model,
+            "DOCSBOT_EMBED_BATCH_SIZE": "32",
+        },
     }
     try:
         print(f"time to complete vectors: {args.site} served at {bench.url} by {args.server}", flush=True)

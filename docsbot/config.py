@@ -135,10 +135,12 @@ class DocsbotSettings(BaseSettings):
         "Import path of the embedder class (see docsbot.embedding.Embedder).",
     )
     DOCSBOT_EMBED_BATCH_SIZE: int = _setting(
-        32,
+        0,
         "Embedding",
-        "Texts per model call (per request with DOCSBOT_EMBEDDING_URL). Chunks of several pages are batched together.",
-        ge=1,
+        "Texts per model call (per request with DOCSBOT_EMBEDDING_URL). Chunks of several pages are batched together. "
+        "0: the embedder's own (1 on the CPU, where a text alone is fastest: no padding, and its activations stay in "
+        "cache; 64 on a GPU; 32 per request to an embedding server).",
+        ge=0,
     )
     DOCSBOT_EMBEDDING_DEVICE: str = _setting(
         "cpu",

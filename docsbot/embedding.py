@@ -58,6 +58,13 @@ DEFAULT_MODEL_DIRNAME = "all-MiniLM-L6-v2"
 # Vector dimensions of models docsbot knows (lower-cased names): a first run binds a version to its model without
 # importing fastembed and onnxruntime (about 1.2 s here) or loading the weights.
 KNOWN_DIMENSIONS = {DEFAULT_MODEL.lower(): 384}
+# Texts per model call when DOCSBOT_EMBED_BATCH_SIZE is 0. On the CPU a text alone is fastest: the default model on
+# this machine's two cores embeds 85-90 chunks/s one at a time, 82 four at a time and 64 thirty-two at a time
+# (BENCHMARKS.md, "Time to complete vectors"): a batch pads every text to its longest (17% more tokens at 32, even
+# sorted by length) and its attention matrices outgrow the cache. A GPU needs batches to be busy.
+CPU_BATCH_SIZE = 1
+GPU_BATCH_SIZE = 64
+REMOTE_BATCH_SIZE = 32  # texts per request to an embedding server
 
 
 class EmbeddingModelError(DocsbotError, RuntimeError):
@@ -241,7 +248,8 @@ class FastEmbedEmbedder:
     tokenizer's truncation length (``model_max_length`` of tokenizer_config.json: 256 for the default model as
     docsbot provisions it). ``device``: ``cpu``, or ``cuda`` / ``cuda:N`` for onnxruntime's CUDA provider (the
     ``fastembed-gpu`` package instead of ``fastembed``); ``threads``: onnxruntime's intra-op threads (``None``:
-    its default, every core).
+    its default, every core); ``batch_size``: texts per model call (``None``: :data:`CPU_BATCH_SIZE` on the CPU,
+    :data:`GPU_BATCH_SIZE` on CUDA).
 
     :meth:`check` raises :class:`EmbeddingModelError` at once when the model directory is missing or cut short;
     :meth:`load` (blocking: run it off the event loop) when the model cannot be loaded.
@@ -251,7 +259,7 @@ class FastEmbedEmbedder:
         self,
         model_name: str,
         model_path: str | Path | None = None,
-        batch_size: int = 32,
+        batch_size: int | None = None,
         *,
         cache_dir: str | Path | None = None,
         device: str = "cpu",
@@ -260,8 +268,8 @@ class FastEmbedEmbedder:
         self.name = model_name
         self.model_path = Path(model_path) if model_path else None
         self.cache_dir = Path(cache_dir) if cache_dir else None
-        self.batch_size = batch_size
         self.device = (device or "cpu").lower()
+        self.batch_size = batch_size or (CPU_BATCH_SIZE if self.device == "cpu" else GPU_BATCH_SIZE)
         self.threads = threads
         if self.device != "cpu" and not re.fullmatch(r"cuda(:\d+)?", self.device):
             raise EmbeddingModelError(f"DOCSBOT_EMBEDDING_DEVICE must be cpu, cuda or cuda:N, got {device!r}")
@@ -282,7 +290,7 @@ class FastEmbedEmbedder:
         return cls(
             name,
             path,
-            settings.getint("DOCSBOT_EMBED_BATCH_SIZE", 32),
+            settings.getint("DOCSBOT_EMBED_BATCH_SIZE", 0) or None,
             cache_dir=models_dir / "fastembed",
             device=settings.get("DOCSBOT_EMBEDDING_DEVICE") or "cpu",
             threads=threads or None,
@@ -427,7 +435,7 @@ class OpenAIEmbedder:
         *,
         dim: int | None = None,
         max_tokens: int = 256,
-        batch_size: int = 64,
+        batch_size: int = REMOTE_BATCH_SIZE,
         concurrency: int = 4,
         timeout: float = 60.0,
         retries: int = 6,
@@ -463,7 +471,7 @@ class OpenAIEmbedder:
             settings.get("DOCSBOT_EMBEDDING_API_KEY") or os.environ.get("OPENAI_API_KEY"),
             dim=settings.getint("DOCSBOT_EMBEDDING_DIM", 0) or None,
             max_tokens=settings.getint("DOCSBOT_EMBEDDING_MAX_TOKENS", 256),
-            batch_size=settings.getint("DOCSBOT_EMBED_BATCH_SIZE", 64),
+            batch_size=settings.getint("DOCSBOT_EMBED_BATCH_SIZE", 0) or REMOTE_BATCH_SIZE,
             concurrency=settings.getint("DOCSBOT_EMBEDDING_CONCURRENCY", 4),
             timeout=settings.getfloat("DOCSBOT_EMBEDDING_TIMEOUT", 60.0),
             retries=settings.getint("DOCSBOT_EMBEDDING_RETRIES", 6),

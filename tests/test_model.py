@@ -37,6 +37,21 @@ def test_vectors_match_sentence_transformers(embedder):
     assert cosine.min() > 0.9999
 
 
+def test_texts_embedded_one_at_a_time_by_default_get_a_batchs_vectors(embedder):
+    """DOCSBOT_EMBED_BATCH_SIZE=0 (the default) embeds one text per model call on the CPU (the fastest there, with
+    no padding); the vectors are those of texts padded together in a batch, and a set size is kept."""
+    assert embedder.batch_size == 1
+    texts = [*QUERY_TEXTS, "short", "a longer text about the event loop and its tasks " * 6]
+    batched = FastEmbedEmbedder(DEFAULT_MODEL, embedder.model_path, 32)
+    assert batched.batch_size == 32
+    one, many = embedder.embed(texts), batched.embed(texts)
+    assert one.shape == many.shape == (len(texts), 384)
+    assert (one * many).sum(axis=1).min() > 1 - 1e-5
+    settings = Settings({"DOCSBOT_EMBED_BATCH_SIZE": 8})
+    settings.setmodule("docsbot.settings", priority="default")
+    assert load_embedder(settings).batch_size == 8
+
+
 QUERY_TEXTS = [
     "create a task with asyncio",
     "os.set_inheritable()",
