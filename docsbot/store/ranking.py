@@ -466,15 +466,18 @@ REFRESH_REPEATS = (
     WITH text AS (
         SELECT DISTINCT d.page_id, md5(d.content) AS h
         FROM documents d JOIN pages p ON p.id = d.page_id WHERE p.version_id = %(version)s AND d.kind = 0
-    ), distinctive AS (
-        SELECT t.page_id, t.h FROM text t
-        JOIN (SELECT h FROM text GROUP BY h HAVING count(*) <= {REPEAT_MAX_PAGES}) r ON r.h = t.h
+    ), distinctive AS MATERIALIZED (
+        -- each distinctive text with the pages that hold it: the pairs of pages sharing a text come from its own
+        -- array, never from a join of the texts with themselves, which a first index (no planner statistics yet on
+        -- its new rows) ran as a nested loop: 14.6 s of the Python docs' 19,499 chunks, against 0.1 s
+        SELECT h, array_agg(page_id) AS pages FROM text GROUP BY h HAVING count(*) <= {REPEAT_MAX_PAGES}
     ), sizes AS (
-        SELECT page_id, count(*) AS n FROM distinctive GROUP BY page_id
+        SELECT page_id, count(*) AS n FROM distinctive, unnest(pages) AS page_id GROUP BY page_id
     ), shared AS (
-        SELECT a.page_id, b.page_id AS copy_id, count(*) AS n
-        FROM distinctive a JOIN distinctive b ON b.h = a.h AND b.page_id <> a.page_id
-        GROUP BY a.page_id, b.page_id
+        SELECT a AS page_id, b AS copy_id, count(*) AS n
+        FROM distinctive, unnest(pages) AS a, unnest(pages) AS b
+        WHERE cardinality(pages) > 1 AND a <> b
+        GROUP BY a, b
     )
     INSERT INTO page_repeats (version_id, copy_id, page_id)
     SELECT %(version)s, s.copy_id, s.page_id
