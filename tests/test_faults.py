@@ -266,10 +266,12 @@ def test_slow_extraction_holds_the_crawl_within_the_bytes_in_flight_bound(crawl,
 def test_a_slow_embedder_does_not_hold_the_crawl_pages_are_searchable_before_their_vectors(database_url, db, tmp_path):
     """Proves text first: with a model far slower than the crawl (0.15 s per text here, 40 pages of 4 chunks),
     every page is stored, and searchable by its text, while most of its chunks still wait for a vector; the run
-    then waits for its worker to give every chunk its vector, says so, and ends complete."""
+    then waits for its worker to give every chunk its vector, says so, and ends complete. The version's HNSW graph
+    is built once 90% of the vectors are in, while the model embeds the last tenth (claims of 4 chunks: 2.4 s of
+    them), not after."""
     site = fault_site(40)
     env = docsbot_env(database_url, tmp_path, DOCSBOT_EMBEDDER="tests.embedders.SlowEmbedder",
-                      SLOW_EMBEDDER_SECONDS_PER_TEXT="0.15")  # fmt: skip
+                      SLOW_EMBEDDER_SECONDS_PER_TEXT="0.15", DOCSBOT_EMBED_CLAIM="4")  # fmt: skip
     log = tmp_path / "index.log"
     with DocSiteServer(site) as server:
         proc = start_crawl(env, f"url={server.url}/docs/index.html", "library=testdocs", "version=1.0", log=log)
@@ -291,6 +293,10 @@ def test_a_slow_embedder_does_not_hold_the_crawl_pages_are_searchable_before_the
     assert search.returncode == 0 and json.loads(search.stdout.splitlines()[0])["url"].endswith("/docs/p37.html")
     assert db.execute("SELECT count(*) FROM documents WHERE embedding IS NULL").fetchone()[0] == 0
     assert "every page stored and searchable by text" in stderr and "vectors complete" in stderr
+    built, drained = stderr.find("vector indexes: 1 version graph(s) built"), stderr.find(", 0 waiting in ")
+    assert 0 <= built < drained, stderr[-3000:]  # the graph was built before the last vector was written
+    graphs = "SELECT count(*) FROM pg_indexes WHERE indexname ~ '^documents_embedding_v[0-9]+_hnsw_idx$'"
+    assert db.execute(graphs).fetchone()[0] == 1
     run = last_run(db)
     assert run["searchable_seconds"] < run["elapsed_seconds"] and run["vectors_waiting"] == 0
     assert run["chunks_embedded"] == run["chunks_queued"] == total

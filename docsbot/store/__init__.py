@@ -59,7 +59,13 @@ from docsbot.store.runs import (
     version_overview,
 )
 from docsbot.store.schema import NoSchema, SchemaBehind, check_schema, has_schema, migrate
-from docsbot.store.vector_index import VectorIndex, drop_version_indexes, ensure_vector_indexes, vector_indexes
+from docsbot.store.vector_index import (
+    READY_WAITING,
+    VectorIndex,
+    drop_version_indexes,
+    ensure_vector_indexes,
+    vector_indexes,
+)
 from docsbot.store.versions import (
     VersionRow,
     bind_model,
@@ -85,6 +91,7 @@ __all__ = [
     "SearchHit",
     "SeedFile",
     "StoreUnavailable",
+    "READY_WAITING",
     "VectorIndex",
     "VersionRow",
     "bind_model",
