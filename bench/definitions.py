@@ -5,8 +5,8 @@ chunks, the default model variant) against the same full index as docsbot made i
 =0``, the model graph as first exported: ``--before-model``, a directory ``make model MODEL_VARIANT=onnx-fp32``
 provisions; 32 texts per model call, ``DOCSBOT_EMBED_BATCH_SIZE``'s default then). Each full index runs into a
 database of its own (vectors are reused by text database-wide: a second index in one database would embed nothing)
-and is timed as a whole process: ``scrapy crawl`` returns once its
-worker has given every chunk its vector. Rounds alternate the order, so that the machine's drift falls on both.
+and is timed as a whole process: ``scrapy crawl`` returns once its worker has given every chunk its vector. Rounds
+alternate the order, so that the machine's drift falls on both.
 Prints each run, the medians and their ratio (target: <= 1.0).
 
     .venv/bin/python bench/definitions.py --before-model DIR [--repeat 2] [--site /usr/share/doc/python3.11/html]
@@ -68,8 +68,8 @@ def main() -> int:
     }
     try:
         print(f"time to complete vectors: {args.site} served at {bench.url} by {args.server}", flush=True)
-        # The first index on a new bench server pays for cold caches (the tree's files, the server's, imports):
-        # 10-15 s more, measured. A text-only index first, not counted, so that it falls on neither side.
+        # A text-only index first, not counted, so that a new server's cold caches fall on neither side (a first
+        # index once paid 14 s more here, for a query planned without statistics: BENCHMARKS.md "The slow first run")
         cmd = [sys.executable, "-m", "scrapy", "crawl", "docs", "-a", f"url={root}", "-a", "library=warmup"]
         env = {**bench.env, "DATABASE_URL": _database(bench.dsn), "DOCSBOT_CRAWL_EMBED_WORKERS": "0"}
         warm = bench.run("warm-up (text only)", cmd, env=env, project=True, check=False)

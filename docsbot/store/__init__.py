@@ -80,6 +80,7 @@ from docsbot.store.versions import (
 
 __all__ = [
     "PAGE_KINDS",
+    "READY_WAITING",
     "SEARCH_KINDS",
     "SEARCH_DEFAULTS",
     "DatabaseError",
@@ -91,7 +92,6 @@ __all__ = [
     "SearchHit",
     "SeedFile",
     "StoreUnavailable",
-    "READY_WAITING",
     "VectorIndex",
     "VersionRow",
     "bind_model",
