@@ -683,7 +683,7 @@ def find_symbols(main) -> list[Definition]:  # noqa: ANN001 - an lxml element
     from_rows: set[str] = set()  # the names found in them
 
     def add(name: str, anchor: str | None, own: bool = True, at: Any = None, anchors: bool = False) -> None:
-        if name and anchor and (name not in found or (own and name in near)):
+        if name and len(name) <= MAX_NAME_CHARS and anchor and (name not in found or (own and name in near)):
             found[name] = Definition(name, anchor, at, anchors)
             from_rows.discard(name)
             (near.discard if own else near.add)(name)
@@ -770,6 +770,10 @@ def find_symbols(main) -> list[Definition]:  # noqa: ANN001 - an lxml element
     return [d for d in found.values() if d.name not in from_rows or d.name not in qualified]
 
 
+# A longer "name" is text (a blob of letters, a hostile page's dotted name of thousands of parts): each name gives a
+# symbol key per suffix, and the same bound keeps it out of the identifier postings (migration 0028), where a key
+# over PostgreSQL's B-tree limit (2,704 bytes) failed the page's transaction. make eval's longest name: 71.
+MAX_NAME_CHARS = 256
 # A name as documentation shows it: an identifier, dotted or ::-joined parts, dashes inside (git-config, add.ignore-
 # errors), an option's leading dashes, C++'s ~destructor; one word.
 _NAME_SHAPE = re.compile(r"(?:--?|~)?[A-Za-z_$][\w$]*(?:(?:\.|::|-|/)[\w$]+)*(?:\(\))?")

@@ -8,7 +8,9 @@ from __future__ import annotations
 import gc
 import json
 import os
+import random
 import re
+import string
 import subprocess
 import sys
 import time
@@ -396,6 +398,34 @@ def test_a_heading_with_a_control_character_is_stored_not_a_failed_run(crawl, do
     assert result.returncode == 0, result.stderr[-2000:]
     markdown = db.execute("SELECT markdown FROM pages WHERE url LIKE '%index.html'").fetchone()[0]
     assert "## Getting started" in markdown and "Read the guide." in markdown
+
+
+def test_a_name_too_long_for_an_index_is_stored_as_text_and_costs_linear_time(crawl, docsite, db):
+    # A word shaped like an identifier (camelCase) of 3,000 random letters, whose posting term would exceed
+    # PostgreSQL's B-tree limit (2,704 bytes) and fail the page's transaction; and a dotted name of 4,000 parts,
+    # whose every suffix was a term: 4,000 terms of up to 24 KB, quadratic in its length.
+    rng = random.Random(7)
+    word = "aB" + "".join(rng.choice(string.ascii_letters) for _ in range(3000))
+    dotted = ".".join(f"part{i}" for i in range(4000))
+    docsite.site.put(
+        "/docs/index.html",
+        html_page(
+            "Welcome",
+            f"<h2>Blob</h2><pre>{word}</pre><p>Short prose about getsizeof.</p>"
+            f'<dl class="py function"><dt id="{dotted}"><code>{dotted}</code></dt><dd><p>Deep name.</p></dd></dl>',
+            ["guide.html"],
+        ),
+    )
+    result = crawl(url=f"{docsite.url}/docs/index.html", library="t")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert db.execute("SELECT count(*) FROM pages WHERE url LIKE '%%/docs/index.html'").fetchone()[0] == 1
+    longest, terms = db.execute(
+        "SELECT max(length(po.term)) FILTER (WHERE left(po.term, 1) = '='), count(*) FROM postings po"
+        " JOIN pages p ON p.id = po.page_id WHERE p.url LIKE '%%/docs/index.html'"
+    ).fetchone()
+    assert longest <= 257 and terms < 200  # names of at most 256 characters become identifier terms
+    assert db.execute("SELECT count(*) FROM postings WHERE term = 'getsizeof'").fetchone()[0] == 1  # the rest is
+    assert db.execute("SELECT count(*) FROM symbols WHERE length(name) > 256").fetchone()[0] == 0
 
 
 def test_export_names_its_file_inside_the_working_directory_whatever_the_library_is_called(crawl, docsite, tmp_path,
