@@ -645,8 +645,11 @@ def cmd_embed(args: argparse.Namespace) -> int:
     import logging
     import time
 
+    import psycopg
+
     from docsbot import store
     from docsbot.embedding import load_embedder
+    from docsbot.run import GRAPH_POLL_SECONDS, GRAPH_WAIT_SECONDS
     from docsbot.vectors import EmbeddingWorker, FillStats, ModelRunner
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s: %(message)s", stream=sys.stderr)
@@ -688,10 +691,33 @@ def cmd_embed(args: argparse.Namespace) -> int:
         progress_every=args.progress,
     )
 
+    def build_graphs() -> None:
+        try:
+            store.ensure_vector_indexes(dsn, wait=GRAPH_WAIT_SECONDS)
+        except psycopg.Error as exc:  # searched exactly until the next run or `docsbot db migrate` builds them
+            print(f"docsbot embed: the vector indexes could not be built ({exc}); searches scan vectors exactly",
+                  file=sys.stderr)  # fmt: skip
+
+    async def graphs_when_ready(done: asyncio.Event) -> None:
+        # As a crawl's run does (docsbot.run): once all but READY_WAITING of the vectors that waited are written,
+        # the graphs of the versions now ready are built on the server beside the model embedding the rest, whose
+        # vectors join them as they are written, instead of after the last one.
+        loop = asyncio.get_running_loop()
+        while not done.is_set():
+            if waiting and worker.stats.written >= (1 - store.READY_WAITING) * waiting:
+                await loop.run_in_executor(None, build_graphs)
+                return
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(done.wait(), GRAPH_POLL_SECONDS)
+
     async def run() -> FillStats:
+        done = asyncio.Event()
+        graphs = asyncio.ensure_future(graphs_when_ready(done))
         try:
             return await worker.run(follow=lambda: args.follow)
         finally:
+            done.set()
+            await graphs
             await runner.aclose()  # an HTTP backend's connections, on their event loop
 
     started = time.monotonic()
@@ -706,7 +732,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
     left = worker.waiting or 0
     rate = stats.written / took if took else 0.0
     if stats.written:
-        store.ensure_vector_indexes(dsn, wait=600)  # the graph of a version whose vectors are now in (not in the rate)
+        build_graphs()  # whatever graph is still missing: a version whose vectors came in after the early build
     print(
         f"embedded {stats.embedded} texts, {stats.written} chunks given a vector ({stats.copied} by an equal text) in "
         f"{took:.1f} s ({rate:.1f} chunks/s); {left} chunks still wait"

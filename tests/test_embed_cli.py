@@ -82,6 +82,31 @@ def test_a_crawl_that_leaves_its_vectors_to_docsbot_embed_is_searchable_at_once_
     assert again.returncode == 0 and "nothing to embed" in again.stdout
 
 
+def test_docsbot_embed_builds_the_graph_beside_the_last_tenth_of_the_vectors(database_url, db, tmp_path):
+    """As a crawl's run does: the version's HNSW graph is built once 90% of the vectors that waited are in, while
+    the model still embeds the rest (0.3 s a text, claims of 2: the last tenth takes over a second), not after the
+    last one."""
+    env = docsbot_env(database_url, tmp_path, DOCSBOT_EMBEDDER="tests.embedders.SlowEmbedder",
+                      SLOW_EMBEDDER_SECONDS_PER_TEXT="0.3", DOCSBOT_EMBED_CLAIM="2",
+                      DOCSBOT_CRAWL_EMBED_WORKERS="0")  # fmt: skip
+    with DocSiteServer(fault_site(12)) as server:
+        result = crawl(env, f"url={server.url}/docs/index.html", "library=testdocs", "version=1.0")
+    assert result.returncode == 4, result.stderr[-3000:]  # every page stored, vectors pending
+    chunks = waiting(db)
+    assert chunks >= 30
+    graphs = "SELECT count(*) FROM pg_indexes WHERE indexname ~ '^documents_embedding_v[0-9]+_hnsw_idx$'"
+    assert db.execute(graphs).fetchone()[0] == 0
+
+    embedded = cli(env, "embed", "--progress", "0.1")
+    assert embedded.returncode == 0, embedded.stderr[-3000:]
+    assert f"{chunks} chunks given a vector" in embedded.stdout
+    lines = embedded.stderr.splitlines()
+    built = next(i for i, line in enumerate(lines) if "vector indexes: 1 version graph(s) built" in line)
+    still = [line for line in lines[built + 1 :] if "vectors of" in line and ", 0 waiting" not in line]
+    assert still, embedded.stderr[-3000:]  # progress lines after the build: vectors were still waiting
+    assert db.execute(graphs).fetchone()[0] == 1 and waiting(db) == 0
+
+
 def test_docsbot_embed_killed_mid_backfill_loses_nothing_and_embeds_no_text_twice(database_url, db, tmp_path):
     """The issue's target: SIGKILL during the vector backfill, then `docsbot embed`: 0 chunks without a vector, 0
     texts embedded twice. Counted: the embedder logs the key of every text it embeds."""
