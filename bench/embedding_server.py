@@ -69,7 +69,9 @@ class EmbeddingService:
         if self.stand_in:  # no model: vectors of noise, paced to the rate a fast accelerator answers at
             self.embedder = self.tokenizer = None
         else:
-            self.embedder = FastEmbedEmbedder(args.model_name, args.model_dir, batch_size=1024, threads=args.threads)
+            # the embedder's own batch size: one text per model call on the CPU, where it is fastest (a batch pads
+            # every text to its longest), as docsbot's local path embeds
+            self.embedder = FastEmbedEmbedder(args.model_name, args.model_dir, threads=args.threads)
             self.tokenizer = self.embedder.tokenizer()
         self._rng = np.random.default_rng(0)
         self._next = 0
