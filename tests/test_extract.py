@@ -49,6 +49,34 @@ def test_links_come_from_the_whole_page_canonicalized():
     ]
 
 
+def test_links_are_each_url_once_in_the_order_first_linked_whatever_the_fragment():
+    html = (
+        "<html><body><main><h1>Index</h1><p>"
+        + "".join(
+            f'<a href="{h}">x</a>'
+            for h in (
+                "b.html#one",
+                "a.html",
+                "b.html#two",
+                "./b.html",
+                "a.html#z",
+                "../up.html#s",
+                "c.html?q=1#f",
+                "#top",
+                "b.html",
+            )
+        )
+        + "</p></main></body></html>"
+    )
+    page = extract_page(html, "http://h/docs/index.html")
+    assert page.links == [
+        "http://h/docs/b.html",
+        "http://h/docs/a.html",
+        "http://h/up.html",
+        "http://h/docs/c.html?q=1",
+    ]
+
+
 def test_hash_ignores_chrome_but_not_content():
     a = extract_page(SPHINX, "http://h/a.html")
     b = extract_page(SPHINX.replace("Nov 22, 2026", "Dec 1, 2026"), "http://h/a.html")
