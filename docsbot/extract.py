@@ -329,6 +329,18 @@ def decode_html(body: str | bytes, encoding: str | None = None) -> str:
     return _NOT_XML_REFERENCE.sub("", text) if "&#" in text else text
 
 
+# Every element an lxml.html tree (text_content, drop_tag, drop_tree), chosen in C: lxml.html's own lookup calls a
+# Python function for each element object made (to give forms and inputs classes of their own, which nothing here
+# uses): 4.1 million calls over the Python docs' 530 pages, whose extraction takes 8.3 s of CPU without them, 9.4 s
+# with. The same pages, Markdown, links and symbols on all 13,044 pages of seven local corpora.
+_HTML_CLASSES = lxml.etree.ElementDefaultClassLookup(
+    element=lxml.html.HtmlElement,
+    comment=lxml.html.HtmlComment,
+    pi=lxml.html.HtmlProcessingInstruction,
+    entity=lxml.html.HtmlEntity,
+)
+
+
 def parse_html(body: str | bytes, encoding: str | None = None) -> lxml.html.HtmlElement:
     """Parse ``body`` (see :func:`decode_html` for ``encoding``) into an lxml HTML tree, as parsel does: the
     decoded text is handed to libxml2 as UTF-8 with the parser's encoding fixed, so that an XML declaration
@@ -341,6 +353,7 @@ def parse_html(body: str | bytes, encoding: str | None = None) -> lxml.html.Html
     if not text.strip():
         raise ExtractionError("empty document")
     parser = lxml.html.HTMLParser(encoding="utf-8", recover=True)
+    parser.set_element_class_lookup(_HTML_CLASSES)
     try:
         return lxml.html.document_fromstring(text.encode("utf-8"), parser=parser)
     except (lxml.etree.ParserError, ValueError) as exc:
