@@ -371,9 +371,10 @@ def test_hybrid_search_fuses_vector_and_full_text_ranks(conn, database_url):
     hits = store.search(conn, query, vector, [version.id], k=5)
     assert hits[0].content == "asyncio create_task schedules a coroutine"
     assert all("another library" not in h.content for h in hits)  # version filter
-    # first in both rankings, 1/(60+1) each; the query names an identifier the text holds (create_task), so its
+    # first in both rankings, 1/(rrf_k+1) each; the query names an identifier the text holds (create_task), so its
     # BM25 rank weighs w_lex_ident
-    assert hits[0].score == pytest.approx((1 + store.SEARCH_DEFAULTS["w_lex_ident"]) / 61)
+    first = 1 / (store.SEARCH_DEFAULTS["rrf_k"] + 1)
+    assert hits[0].score == pytest.approx((1 + store.SEARCH_DEFAULTS["w_lex_ident"]) * first)
     assert hits[0].heading_path == ["A"] and hits[0].url == "http://h/docs/a.html"
 
 
