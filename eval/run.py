@@ -29,6 +29,7 @@ import statistics
 import subprocess
 import sys
 import time
+import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -134,7 +135,7 @@ class Baseline:
         texts = []
         for url in pages:
             path = relative(url, base)
-            file = root / path
+            file = root / urllib.parse.unquote(path)  # CMake's "guide/tutorial/A%20Basic%20Starting%20Point.html"
             if not file.is_file():
                 continue
             page = extract_page(file.read_bytes(), url)
@@ -168,7 +169,8 @@ class CachedBaseline:
         import hashlib
 
         self.cache = cache
-        self.key = corpus.name + ":" + hashlib.sha256("\n".join(sorted(pages)).encode()).hexdigest()[:16]
+        # the baseline's version (2: a percent-encoded path names its file unquoted), the corpus, its stored pages
+        self.key = corpus.name + ":2:" + hashlib.sha256("\n".join(sorted(pages)).encode()).hexdigest()[:16]
         self.data = json.loads(cache.read_text()) if cache.is_file() else {}
         self.rankings: dict[str, list[str]] = self.data.get(self.key, {}).get("rankings", {})
         stored = self.data.get(self.key, {}).get("paths")
