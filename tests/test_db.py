@@ -345,7 +345,7 @@ def test_read_only_commands_check_the_schema_and_never_migrate(conn, database_ur
     store.check_schema(conn)  # current: nothing to say
     last = store.schema._migrations()[-1][0]
     conn.execute("DELETE FROM schema_migrations WHERE version = %s", (last,))
-    with pytest.raises(store.SchemaBehind, match=f"migrations {last} are not applied.*docsbot db migrate"):
+    with pytest.raises(store.SchemaBehind, match=f"migration {last} is not applied.*docsbot db migrate"):
         store.check_schema(conn)
     conn.execute("INSERT INTO schema_migrations (version) VALUES (%s)", (last,))
     with psycopg.connect(database_url, autocommit=True) as other:

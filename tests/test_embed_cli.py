@@ -205,7 +205,7 @@ def test_read_only_commands_work_with_a_select_only_role_and_a_schema_behind_nam
     anyio.run(mcp_write)
     behind = cli(reader, "status")
     assert behind.returncode == 2
-    assert "migrations 0013 are not applied): run `docsbot db migrate`" in behind.stderr
+    assert "(migration 0013 is not applied): run `docsbot db migrate`" in behind.stderr
     assert cli(reader, "search", "page").returncode == 2
     migrated = cli(env, "db", "migrate")
     assert migrated.returncode == 0 and "applied migrations 0013" in migrated.stdout

@@ -113,8 +113,9 @@ def check_schema(conn: psycopg.Connection) -> None:
     known = [version for version, _ in _migrations()]
     missing = [version for version in known if version not in applied]
     if missing:
+        which = f"migration {missing[0]} is" if len(missing) == 1 else f"migrations {', '.join(missing)} are"
         raise SchemaBehind(
-            f"the database schema is behind this docsbot (migrations {', '.join(missing)} are not applied): run "
+            f"the database schema is behind this docsbot ({which} not applied): run "
             "`docsbot db migrate` (or any crawl) to bring it up to date"
         )
     newer = sorted(applied - set(known))
