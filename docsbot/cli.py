@@ -649,8 +649,8 @@ def cmd_embed(args: argparse.Namespace) -> int:
 
     from docsbot import store
     from docsbot.embedding import load_embedder
-    from docsbot.run import GRAPH_POLL_SECONDS, GRAPH_WAIT_SECONDS
-    from docsbot.vectors import EmbeddingWorker, FillStats, ModelRunner
+    from docsbot.run import GRAPH_WAIT_SECONDS
+    from docsbot.vectors import EmbeddingWorker, FillStats, ModelRunner, when_mostly_written
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s: %(message)s", stream=sys.stderr)
     settings = _settings()
@@ -698,21 +698,10 @@ def cmd_embed(args: argparse.Namespace) -> int:
             print(f"docsbot embed: the vector indexes could not be built ({exc}); searches scan vectors exactly",
                   file=sys.stderr)  # fmt: skip
 
-    async def graphs_when_ready(done: asyncio.Event) -> None:
-        # As a crawl's run does (docsbot.run): once all but READY_WAITING of the vectors that waited are written,
-        # the graphs of the versions now ready are built on the server beside the model embedding the rest, whose
-        # vectors join them as they are written, instead of after the last one.
-        loop = asyncio.get_running_loop()
-        while not done.is_set():
-            if waiting and worker.stats.written >= (1 - store.READY_WAITING) * waiting:
-                await loop.run_in_executor(None, build_graphs)
-                return
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(done.wait(), GRAPH_POLL_SECONDS)
-
     async def run() -> FillStats:
         done = asyncio.Event()
-        graphs = asyncio.ensure_future(graphs_when_ready(done))
+        # the graphs of the versions now ready, built beside the model embedding the last tenth, as a crawl does
+        graphs = asyncio.ensure_future(when_mostly_written(worker, waiting, done, build_graphs))
         try:
             return await worker.run(follow=lambda: args.follow)
         finally:

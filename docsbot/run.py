@@ -61,7 +61,7 @@ from docsbot.refresh import (
 )
 from docsbot.render import RenderPolicy, check_rendering
 from docsbot.urls import Scope
-from docsbot.vectors import EmbeddingWorker, FillStats, ModelRunner, describe_progress
+from docsbot.vectors import EmbeddingWorker, FillStats, ModelRunner, describe_progress, when_mostly_written
 
 if TYPE_CHECKING:
     from datetime import timedelta
@@ -83,9 +83,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 GRAPH_WAIT_SECONDS = 600.0  # at its end, a run waits this long for another process's graph builds, then its own
-# While the queue drains, how often a run looks at its worker's progress: once 90% of the vectors it queued are in
-# (docsbot.store.vector_index READY_WAITING), its version's graph is built beside the model embedding the last tenth
-GRAPH_POLL_SECONDS = 0.5
 
 
 SKIPPED_LISTED = 100  # URLs of skipped pages a run lists per kind (the count is complete)
@@ -555,23 +552,17 @@ class IndexRun:
         self._close("finished")
 
     async def _graph_when_ready(self, done: asyncio.Event) -> None:
-        """While the queue drains (until ``done``): once the run's worker has written all but
-        ``READY_WAITING`` of the vectors this run queued, build the version's HNSW graph if it has none
-        (``ensure_vector_indexes``, which checks the share in the database again). The build then runs on the
-        server beside the model embedding the last tenth, whose vectors join the graph as they are written (about
-        1 ms each), instead of after the drain. A failure is a warning, as at the end of the run, which builds
-        whatever is still missing."""
+        """While the queue drains (until ``done``): the version's HNSW graph, if it has none, built once the run's
+        worker has written most of the vectors this run queued (:func:`docsbot.vectors.when_mostly_written`;
+        ``ensure_vector_indexes`` checks the share in the database again). A failure is a warning, as at the end of
+        the run, which builds whatever is still missing."""
         loop = asyncio.get_running_loop()
         if await loop.run_in_executor(None, self._has_graph, self._dsn, self.context.version.id):
             return
-        worker = self.context.vectors.worker
         queued = self.crawler.stats.get_value("docsbot/chunks_queued", 0)
-        while not done.is_set():
-            if queued and worker.stats.written >= (1 - store.READY_WAITING) * queued:
-                await loop.run_in_executor(None, self._ensure_vector_indexes, self._dsn)
-                return
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(done.wait(), GRAPH_POLL_SECONDS)
+        await when_mostly_written(
+            self.context.vectors.worker, queued, done, lambda: self._ensure_vector_indexes(self._dsn)
+        )
 
     @staticmethod
     def _has_graph(dsn: str, version_id: int) -> bool:

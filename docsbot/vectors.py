@@ -46,7 +46,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from docsbot.chunking import embed_key, embed_text
 from docsbot.embedding import EmbeddingModelError
-from docsbot.store import RetryPolicy
+from docsbot.store import READY_WAITING, RetryPolicy
 from docsbot.store import queue as chunk_queue
 from docsbot.store.connection import gave_up
 
@@ -57,9 +57,11 @@ if TYPE_CHECKING:
 
     from docsbot.embedding import Embedder
 
-__all__ = ["EmbeddingWorker", "FillStats", "ModelRunner", "describe_progress"]
+__all__ = ["EmbeddingWorker", "FillStats", "ModelRunner", "describe_progress", "when_mostly_written"]
 
 logger = logging.getLogger(__name__)
+# While a queue drains, how often the worker's progress is looked at by when_mostly_written
+GRAPH_POLL_SECONDS = 0.5
 
 
 def describe_progress(done: int, waiting: int, rate: float | None) -> str:
@@ -70,6 +72,23 @@ def describe_progress(done: int, waiting: int, rate: float | None) -> str:
         when = f"{left:.0f} s" if left < 90 else f"{left / 60:.0f} min" if left < 5400 else f"{left / 3600:.1f} h"
         text += f", {rate:.1f} chunks/s, about {when} left"
     return text
+
+
+async def when_mostly_written(
+    worker: EmbeddingWorker, queued: int, done: asyncio.Event, build: Callable[[], object]
+) -> None:
+    """While a queue drains (until ``done``): once ``worker`` has written all but ``READY_WAITING``
+    (docsbot.store.vector_index) of the ``queued`` vectors, run ``build`` once, blocking, in the default executor.
+    A crawl's run and ``docsbot embed`` build the HNSW graphs so: on the server, beside the model embedding the last
+    tenth, whose vectors join the graph as they are written (about 1 ms each), instead of after the last one.
+    ``build`` is not run if ``queued`` is 0 or ``done`` comes first."""
+    loop = asyncio.get_running_loop()
+    while not done.is_set():
+        if queued and worker.stats.written >= (1 - READY_WAITING) * queued:
+            await loop.run_in_executor(None, build)
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(done.wait(), GRAPH_POLL_SECONDS)
 
 
 def _set_result(future: asyncio.Future[Any], value: Any) -> None:
