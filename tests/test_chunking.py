@@ -11,6 +11,7 @@ from docsbot.chunking import (
     Chunker,
     _TokenCounts,
     _words_are_local,
+    _WordTokens,
     context_line,
     embed_text,
     markdown_headings,
@@ -241,17 +242,22 @@ NASTY = (
 
 
 def test_token_counts_of_substrings_are_the_tokenizers_own():
-    """_TokenCounts answers the size of any substring from one encoding of the text: exactly what the tokenizer
-    says of the substring alone, between words and inside one (a cut inside a word is tokenized anew)."""
+    """_TokenCounts answers the size of any substring from the counts of the text's pieces between spaces and
+    newlines: exactly what the tokenizer says of the substring alone, cut between words and inside one (the parts
+    of a cut piece are tokenized alone), with the pieces' counts cached or not."""
     tokenizer = _wordpiece()
     tokenizer.no_truncation()
     tokenizer.no_padding()
-    counts = _TokenCounts(tokenizer, NASTY)
+    words = _WordTokens(tokenizer)
+    words.counts(["asyncio", "create_task", "run."])  # counted before, as on an earlier page
+    counts = _TokenCounts(words, NASTY)
     rng = random.Random(5)
     spans = [(0, len(NASTY))] + [tuple(sorted(rng.sample(range(len(NASTY) + 1), 2))) for _ in range(3000)]
     for a, b in spans:
         assert counts.count(a, b) == len(tokenizer.encode(NASTY[a:b], add_special_tokens=False).ids), (a, b)
     assert counts.count(5, 5) == 0
+    small = _TokenCounts(_WordTokens(tokenizer, limit=8), NASTY)  # the cache starts over on nearly every page
+    assert [small.count(a, b) for a, b in spans[:300]] == [counts.count(a, b) for a, b in spans[:300]]
 
 
 def test_counted_sizes_make_the_same_chunks_as_the_splitters_own():
@@ -291,6 +297,8 @@ def test_tokenizers_that_fold_spaces_into_words_are_sized_by_the_splitter():
     tokenizer = _wordpiece(pre_tokenizer=metaspace)
     assert not _words_are_local(tokenizer)
     assert _words_are_local(_wordpiece(pre_tokenizer={"type": "Sequence", "pretokenizers": [{"type": "Whitespace"}]}))
+    # Punctuation alone cuts no line at its spaces: a line is one word, its pieces' counts no guide
+    assert not _words_are_local(_wordpiece(pre_tokenizer={"type": "Punctuation", "behavior": "Isolated"}))
     chunks = Chunker(32, tokenizer).chunks(NASTY)
     tokenizer.no_truncation()
     tokenizer.no_padding()
