@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING
 
 from scrapy import signals
 
-from docsbot.changes import symbol_doc_hashes
-from docsbot.chunking import context_line, definitions, embed_key, embed_text, own_vectors
+from docsbot.chunking import context_line, embed_key, embed_text
 from docsbot.items import Chunk, PageChange, PageGone, PageItem
 from docsbot.run import PageNotStored, index_context
 from docsbot.store import StoreUnavailable
@@ -122,13 +121,15 @@ class ChunkPipeline:
                 old_text = await self.context.store.page_markdown(item.page_id)
             except StoreUnavailable as exc:
                 logger.warning("recording the change of %s without its diff: %s", item.url, exc)
-        chunking = self._pool().chunk(item.markdown, list(item.anchors), self.spec(), item.url)
+        chunking = self._pool().chunk(
+            item.markdown, list(item.anchors), list(item.symbols), self.spec(), self.definition_chars, item.url
+        )
         try:
             if old_text is None:
-                chunks = await chunking
+                chunked = await chunking
             else:
                 diffing = self._pool().diff(old_text, item.markdown, list(item.anchors), self.diff_bytes, item.url)
-                chunks, diff = await asyncio.gather(chunking, diffing, return_exceptions=True)
+                chunked, diff = await asyncio.gather(chunking, diffing, return_exceptions=True)
                 if isinstance(diff, BaseException):
                     self.crawler.stats.inc_value("docsbot/changes/diff_failed")
                     logger.warning("recording the change of %s without its diff: %s", item.url, diff)
@@ -137,15 +138,15 @@ class ChunkPipeline:
                     self.crawler.stats.inc_value("docsbot/changes/diff_seconds", diff.seconds)
                     item.change.sections = [c.as_dict() for c in diff.sections]
                     item.change.diff = diff.diff
-                if isinstance(chunks, BaseException):
-                    raise chunks
+                if isinstance(chunked, BaseException):
+                    raise chunked
         except ExtractionWorkerDied as exc:  # a crash or a timeout: the stored copy is kept, the page counted failed
             raise PageNotStored(f"not chunked: {exc}", "extract") from exc
-        item.symbol_hashes = symbol_doc_hashes(item.markdown, list(item.anchors), list(item.symbols))
+        item.symbol_hashes = chunked.symbol_hashes
         context_chars = self.context_tokens * 4
         model = self.context.embedder.name
         item.chunks = []
-        for c in chunks:
+        for c in chunked.chunks:
             context = context_line(item.title, c.heading_path)
             cut = context_chars if len(context) > context_chars else None
             text = embed_text(context, c.content, cut)
@@ -153,16 +154,14 @@ class ChunkPipeline:
                 Chunk(c.content, list(c.heading_path), context, text, embed_key(model, text), anchor=c.anchor,
                       context_cut=cut)
             )  # fmt: skip
-        if self.definition_chars > 0:
-            for d in own_vectors(definitions(item.markdown, list(item.anchors), list(item.symbols),
-                                             self.definition_chars), [c.content for c in chunks]):  # fmt: skip
-                context = context_line(item.title, d.heading_path)
-                cut = context_chars if len(context) > context_chars else None
-                text = embed_text(context, d.content, cut)
-                item.chunks.append(
-                    Chunk(d.content, list(d.heading_path), context, text, embed_key(model, text), anchor=d.anchor,
-                          context_cut=cut, kind=1, name=d.name)
-                )  # fmt: skip
+        for d in chunked.definitions:
+            context = context_line(item.title, d.heading_path)
+            cut = context_chars if len(context) > context_chars else None
+            text = embed_text(context, d.content, cut)
+            item.chunks.append(
+                Chunk(d.content, list(d.heading_path), context, text, embed_key(model, text), anchor=d.anchor,
+                      context_cut=cut, kind=1, name=d.name)
+            )  # fmt: skip
         return item
 
 

@@ -65,8 +65,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pebble import ProcessExpired, ProcessPool
 from scrapy import signals
 
-from docsbot.changes import PageDiff, page_diff
-from docsbot.chunking import Chunker, TextChunk
+from docsbot.changes import PageDiff, page_diff, symbol_doc_hashes
+from docsbot.chunking import Chunker, Definition, TextChunk, definitions, own_vectors
 from docsbot.errors import DocsbotError
 from docsbot.extract import ExtractedPage, extract_page
 
@@ -78,11 +78,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "POOL_KINDS",
+    "ChunkedPage",
     "ChunkerSpec",
     "ExtractionPool",
     "ExtractionTimeout",
     "ExtractionWorkerDied",
     "chunk_markdown",
+    "chunk_page",
     "diff_markdown",
     "extract_body",
 ]
@@ -144,6 +146,35 @@ def chunk_markdown(markdown: str, anchors: list[tuple[int, str]], spec: ChunkerS
             tokenizer = Tokenizer.from_file(spec.tokenizer_file)
         chunker = _chunkers[spec] = Chunker(spec.max_tokens, tokenizer)
     return chunker.chunks(markdown, anchors)
+
+
+@dataclass(frozen=True)
+class ChunkedPage:
+    """What :func:`chunk_page` makes of a page: its ``chunks``, the ``definitions`` embedded on their own beside them
+    (:func:`~docsbot.chunking.own_vectors`; none when definitions are off) and ``symbol_hashes``
+    (:func:`~docsbot.changes.symbol_doc_hashes`)."""
+
+    chunks: list[TextChunk]
+    definitions: list[Definition]
+    symbol_hashes: dict[str, str]
+
+
+def chunk_page(
+    markdown: str,
+    anchors: list[tuple[int, str]],
+    symbols: list[tuple[str, ...]],
+    spec: ChunkerSpec,
+    definition_chars: int,
+) -> ChunkedPage:
+    """A page's chunks (:func:`chunk_markdown`), its definitions of at most ``definition_chars`` characters (0: none)
+    and its symbols' documentation hashes, in one task: the three read the same Markdown, which
+    :func:`docsbot.commonmark.parse` then parses once (on the reactor thread the definitions' parse cost about 2 s
+    of the Python docs' full index, 2026-11-27)."""
+    chunks = chunk_markdown(markdown, anchors, spec)
+    found: list[Definition] = []
+    if definition_chars > 0:
+        found = own_vectors(definitions(markdown, anchors, symbols, definition_chars), [c.content for c in chunks])
+    return ChunkedPage(chunks, found, symbol_doc_hashes(markdown, anchors, symbols))
 
 
 def diff_markdown(old: str, new: str, anchors: list[tuple[int, str]], max_bytes: int) -> PageDiff:
@@ -237,14 +268,21 @@ class ExtractionPool:
         return await self._run(url, extract_body, body, url, encoding, keep_html)
 
     async def chunk(
-        self, markdown: str, anchors: list[tuple[int, str]], spec: ChunkerSpec, url: str
-    ) -> list[TextChunk]:
-        """The chunks of a page's Markdown (:func:`chunk_markdown`), in the pool like its extraction. Raises
-        :class:`ExtractionTimeout` and :class:`ExtractionWorkerDied` (``url`` names the page in them)."""
+        self,
+        markdown: str,
+        anchors: list[tuple[int, str]],
+        symbols: list[tuple[str, ...]],
+        spec: ChunkerSpec,
+        definition_chars: int,
+        url: str,
+    ) -> ChunkedPage:
+        """A page's chunks, definitions and symbol hashes (:func:`chunk_page`), in the pool like its extraction.
+        Raises :class:`ExtractionTimeout` and :class:`ExtractionWorkerDied` (``url`` names the page in them)."""
         self._count("docsbot/extract/chunked")
+        args = (markdown, anchors, symbols, spec, definition_chars)
         if self.kind == "inline":
-            return chunk_markdown(markdown, anchors, spec)
-        return await self._run(f"the chunks of {url}", chunk_markdown, markdown, anchors, spec)
+            return chunk_page(*args)
+        return await self._run(f"the chunks of {url}", chunk_page, *args)
 
     async def diff(self, old: str, new: str, anchors: list[tuple[int, str]], max_bytes: int, url: str) -> PageDiff:
         """How a page's new Markdown differs from its stored Markdown (:func:`diff_markdown`), in the pool. Raises
