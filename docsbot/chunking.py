@@ -424,9 +424,9 @@ class _WordTokens:
     """Token counts of pieces of text without spaces or newlines, from a tokenizer that passes
     :func:`_words_are_local`, cached for the chunker's life (a worker's): documentation repeats its words, so most
     of a page's pieces were counted on an earlier page. At most ``limit`` pieces are kept (then the cache starts
-    over; about 100 bytes each)."""
+    over; about 90 bytes each: the Python docs hold 139,777 distinct pieces, 12.6 MB)."""
 
-    def __init__(self, tokenizer: Tokenizer, limit: int = 1 << 19) -> None:
+    def __init__(self, tokenizer: Tokenizer, limit: int = 1 << 18) -> None:
         self._tokenizer = tokenizer
         self._limit = limit
         self._cache: dict[str, int] = {"": 0}
