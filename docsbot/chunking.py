@@ -436,11 +436,13 @@ class _WordTokens:
         cache = self._cache
         missing = list(set(pieces).difference(cache))
         if missing:
-            if len(cache) + len(missing) > self._limit:
-                cache.clear()
-                cache[""] = 0
             encodings = self._tokenizer.encode_batch(missing, add_special_tokens=False)
-            cache.update(zip(missing, [len(e.ids) for e in encodings], strict=True))
+            counted = dict(zip(missing, [len(e.ids) for e in encodings], strict=True))
+            if len(cache) + len(counted) > self._limit:
+                # Start over in a new dict: a call in another thread (DOCSBOT_EXTRACT_POOL=thread) keeps reading
+                # the one it holds, which is never cleared under it.
+                self._cache = {"": 0, **counted}
+            cache.update(counted)
         return list(map(cache.__getitem__, pieces))
 
     def count(self, text: str) -> int:

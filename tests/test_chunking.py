@@ -260,6 +260,37 @@ def test_token_counts_of_substrings_are_the_tokenizers_own():
     assert [small.count(a, b) for a, b in spans[:300]] == [counts.count(a, b) for a, b in spans[:300]]
 
 
+def test_word_counts_starting_over_under_threads_stay_exact():
+    """DOCSBOT_EXTRACT_POOL=thread shares one chunker, so one cache of word counts, between threads; the tokenizer
+    lets go of the GIL while it encodes. A cache that starts over (here on nearly every call) must not lose a word
+    another thread has just looked up: every count stays the tokenizer's own."""
+    import threading
+
+    tokenizer = _wordpiece()
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    words = _WordTokens(tokenizer, limit=24)
+    vocabulary = [f"{w}{i}" for i in range(60) for w in ("asyncio", "task", "x" * 120, "中文", "a.b")]
+    expected = {w: len(tokenizer.encode(w, add_special_tokens=False).ids) for w in vocabulary}
+    failures: list[BaseException] = []
+
+    def work(seed: int) -> None:
+        rng = random.Random(seed)
+        try:
+            for _ in range(300):
+                pieces = rng.sample(vocabulary, 20)
+                assert words.counts(pieces) == [expected[p] for p in pieces]
+        except BaseException as exc:  # noqa: BLE001 - reported by the main thread
+            failures.append(exc)
+
+    threads = [threading.Thread(target=work, args=(seed,)) for seed in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+
+
 def test_counted_sizes_make_the_same_chunks_as_the_splitters_own():
     """Sizing by one encoding per page changes no chunk: a tokenizer whose normalizer reaches across words (a
     Replace normalizer, here replacing a string the text does not hold) is sized by the splitter itself."""
