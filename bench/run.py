@@ -586,7 +586,9 @@ def measure(bench: Bench, args: argparse.Namespace) -> int:
             touch.docsbot.get("chunks_embedded", 0) + touch.docsbot.get("chunks_written", 0),
             "== 0",
         ),
-        ("touch refresh / plain Scrapy full crawl (adjacent)", touch.wall / bare_full_after.wall, "<= 1.5"),
+        # The same work as a full index, each page extracted and chunked again, against the same lean crawl: issue
+        # 34's bound (1.5 was written for the old yardstick, 8x slower).
+        ("touch refresh / plain Scrapy full crawl (adjacent)", touch.wall / bare_full_after.wall, "<= 4"),
         (
             "unchanged refresh, embedded default / plain Scrapy all-304 (medians)",
             statistics.median(p.wall for p in defaults) / statistics.median(p.wall for p in default_304s),
