@@ -91,10 +91,11 @@ PYTHON_DOCS = Path("/usr/share/doc/python3.11/html/library")
 
 
 @pytest.mark.skipif(not PYTHON_DOCS.is_dir(), reason="no Python docs: apt-get install python3.11-doc (make corpora)")
-def test_chunks_sized_from_one_encoding_are_the_splitters_on_real_pages(embedder):
-    """The model's tokenizer (BERT's pre-tokenizer) is sized from one encoding per page; the same tokenizer with a
-    normalizer that could reach across words (a Replace of a string no page holds) is sized by semantic-text-
-    splitter itself, each candidate tokenized anew. Every chunk of 40 real library pages is the same."""
+def test_chunks_sized_from_word_counts_are_the_splitters_on_real_pages(embedder):
+    """The model's tokenizer (BERT's pre-tokenizer) sizes text from the cached counts of its pieces between spaces
+    and newlines; the same tokenizer with a normalizer that could reach across words (a Replace of a string no page
+    holds) is sized by semantic-text-splitter itself, each candidate tokenized anew. Every chunk of 40 real
+    library pages is the same."""
     from docsbot.chunking import _words_are_local
     from docsbot.extract import extract_page
 
