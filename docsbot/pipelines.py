@@ -12,7 +12,7 @@ import asyncio
 import logging
 import os
 import tempfile
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 
@@ -145,23 +145,16 @@ class ChunkPipeline:
         item.symbol_hashes = chunked.symbol_hashes
         context_chars = self.context_tokens * 4
         model = self.context.embedder.name
-        item.chunks = []
-        for c in chunked.chunks:
-            context = context_line(item.title, c.heading_path)
+
+        def chunk(content: str, heading_path: tuple[str, ...], anchor: str | None, **kind: Any) -> Chunk:
+            context = context_line(item.title, heading_path)
             cut = context_chars if len(context) > context_chars else None
-            text = embed_text(context, c.content, cut)
-            item.chunks.append(
-                Chunk(c.content, list(c.heading_path), context, text, embed_key(model, text), anchor=c.anchor,
-                      context_cut=cut)
-            )  # fmt: skip
-        for d in chunked.definitions:
-            context = context_line(item.title, d.heading_path)
-            cut = context_chars if len(context) > context_chars else None
-            text = embed_text(context, d.content, cut)
-            item.chunks.append(
-                Chunk(d.content, list(d.heading_path), context, text, embed_key(model, text), anchor=d.anchor,
-                      context_cut=cut, kind=1, name=d.name)
-            )  # fmt: skip
+            text = embed_text(context, content, cut)
+            return Chunk(content, list(heading_path), context, text, embed_key(model, text), anchor=anchor,
+                         context_cut=cut, **kind)  # fmt: skip
+
+        item.chunks = [chunk(c.content, c.heading_path, c.anchor) for c in chunked.chunks]
+        item.chunks += [chunk(d.content, d.heading_path, d.anchor, kind=1, name=d.name) for d in chunked.definitions]
         return item
 
 
