@@ -12,8 +12,8 @@ second, so what docsbot does around the model becomes the limit); usage counts w
 
 - ``POST /v1/embeddings`` with ``{"model", "input": str | [str], "encoding_format": "float" | "base64"}`` answers
   OpenAI's shape: ``{"object": "list", "data": [{"object": "embedding", "index": i, "embedding": [...]}], "model",
-  "usage": {"prompt_tokens", "total_tokens"}}``. The vectors are :class:`docsbot.embedding.FastEmbedEmbedder`'s on
-  the model directory: L2-normalized, as fastembed returns them, times ``--scale`` (default 1; another value
+  "usage": {"prompt_tokens", "total_tokens"}}``. The vectors are :class:`docsbot.embedding.models.FastEmbedEmbedder`'s
+  on the model directory: L2-normalized, as fastembed returns them, times ``--scale`` (default 1; another value
   stands for a server that does not normalize, as Ollama's). Usage counts the model tokenizer's tokens.
 - A missing or wrong ``Authorization: Bearer`` key (when ``--api-key`` is given) is a 401, a model other than
   ``--model-name`` a 404, a malformed body a 400, each with OpenAI's error JSON (``{"error": {"message", "type",
@@ -49,7 +49,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from docsbot.embedding import DEFAULT_MODEL, FastEmbedEmbedder  # noqa: E402
+from docsbot.embedding.models import DEFAULT_MODEL, FastEmbedEmbedder  # noqa: E402
 
 # What /stats counts (and model_seconds).
 COUNTERS = ("requests", "texts", "max_batch", "max_in_flight", "retried")

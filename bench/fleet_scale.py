@@ -281,7 +281,7 @@ def load_queries(libraries: set[str], per_corpus: int) -> list[dict]:
 def embed(texts: list[str]) -> np.ndarray:
     from scrapy.utils.project import get_project_settings
 
-    from docsbot.embedding import load_embedder
+    from docsbot.embedding.models import load_embedder
 
     return np.asarray(load_embedder(get_project_settings()).embed(texts), dtype=np.float32)
 
@@ -376,7 +376,7 @@ def percentile(values: list[float], q: float) -> float:
 def _searcher(target: str):
     from scrapy.utils.project import get_project_settings
 
-    from docsbot.embedding import load_embedder
+    from docsbot.embedding.models import load_embedder
     from docsbot.service.search import Searcher
 
     return Searcher(target, load_embedder(get_project_settings()), pool_size=2)

@@ -38,7 +38,7 @@ class Release:
     # the edit, as a reader sees it (tags, entities and Sphinx's pilcrow gone).
     sections: dict[str, str] = field(default_factory=dict)
     # The id of the last definition (<dt>), heading or <section> with an id before each edit: the anchor whose text
-    # (up to the next anchor) the edit lands in, as docsbot.changes.symbol_doc_hashes reads a page.
+    # (up to the next anchor) the edit lands in, as docsbot.content.changes.symbol_doc_hashes reads a page.
     anchors: dict[str, str] = field(default_factory=dict)
 
 

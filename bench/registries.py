@@ -17,7 +17,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from docsbot.registry import RegistryError, resolve  # noqa: E402
+from docsbot.fleet.registry import RegistryError, resolve  # noqa: E402
 
 # PyPI: the most downloaded projects, in the order of /work/.library/env/packages/pypi.tsv's rank (November 2026).
 PYPI = ["boto3", "packaging", "urllib3", "certifi", "idna", "requests", "typing-extensions", "charset-normalizer",

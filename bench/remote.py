@@ -52,8 +52,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from docsbot.chunking import embed_text  # noqa: E402
-from docsbot.embedding import DEFAULT_MODEL, DEFAULT_MODEL_DIRNAME  # noqa: E402
+from docsbot.content.chunking import embed_text  # noqa: E402
+from docsbot.embedding.models import DEFAULT_MODEL, DEFAULT_MODEL_DIRNAME  # noqa: E402
 from docsbot.settings import DOCSBOT_MODELS_DIR  # noqa: E402
 
 TARGET = 0.85
@@ -187,7 +187,8 @@ class RemoteBench:
             "DATABASE_URL": self.pg.get_uri(),
             "PYTHONPATH": str(ROOT),
             "DOCSBOT_DATA_DIR": str(self.work / "data"),
-            "DOCSBOT_EMBEDDER": "docsbot.embedding.FastEmbedEmbedder",  # the default: DOCSBOT_EMBEDDING_URL selects
+            # the default: DOCSBOT_EMBEDDING_URL selects
+            "DOCSBOT_EMBEDDER": "docsbot.embedding.models.FastEmbedEmbedder",
             "DOCSBOT_EMBEDDING_URL": self.embed_url,
             "DOCSBOT_EMBED_BATCH_SIZE": str(self.args.batch_size),
             "DOCSBOT_EMBEDDING_CONCURRENCY": str(self.args.concurrency),

@@ -397,8 +397,8 @@ class Bench:
         texts per second)."""
         from scrapy.settings import Settings
 
-        from docsbot.chunking import embed_text
-        from docsbot.embedding import load_embedder
+        from docsbot.content.chunking import embed_text
+        from docsbot.embedding.models import load_embedder
 
         settings = Settings()
         settings.setmodule("docsbot.settings")
@@ -413,7 +413,7 @@ class Bench:
         cut = 4 * settings.getint("DOCSBOT_CONTEXT_TOKENS")
         texts = [embed_text(c, t, cut if len(c) > cut else None) for c, t in rows]
         batch = settings.getint("DOCSBOT_EMBED_BATCH_SIZE")
-        group = settings.getint("DOCSBOT_EMBED_CLAIM")  # docsbot.vectors.EmbeddingWorker's claims
+        group = settings.getint("DOCSBOT_EMBED_CLAIM")  # docsbot.embedding.worker.EmbeddingWorker's claims
         fed = [t for i in range(0, len(texts), group) for t in sorted(texts[i : i + group], key=len)]
         embedder = load_embedder(settings)
         if hasattr(embedder, "_load"):  # the real model: time fastembed itself

@@ -47,39 +47,42 @@ COMPONENTS: dict[str, dict[str, int | None]] = {
     "DOWNLOADER_MIDDLEWARES": {
         # First: a request out of scope (a redirect hop to another host) is dropped before anything else, robots.txt
         # included, is asked of that host.
-        "docsbot.middlewares.ScopeMiddleware": 50,
-        # Scrapy's, fixed: all requests waiting for robots.txt are checked (see docsbot.middlewares).
+        "docsbot.downloadermiddlewares.scope.ScopeMiddleware": 50,
+        # Scrapy's, fixed: all requests waiting for robots.txt are checked (see
+        # docsbot.downloadermiddlewares.robotstxt).
         "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
-        "docsbot.middlewares.RobotsTxtMiddleware": 100,
-        # Scrapy's retries, waiting what a 429/503's Retry-After asks (up to DOCSBOT_RETRY_AFTER_MAX s; docsbot.retry).
+        "docsbot.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": 100,
+        # Scrapy's retries, waiting what a 429/503's Retry-After asks (up to DOCSBOT_RETRY_AFTER_MAX s;
+        # docsbot.downloadermiddlewares.retry).
         "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
-        "docsbot.retry.RetryAfterMiddleware": 550,
+        "docsbot.downloadermiddlewares.retry.RetryAfterMiddleware": 550,
         # Sees a response after the conditional-request middleware (580) and the redirect middleware (600).
-        "docsbot.middlewares.RenderMiddleware": 570,
+        "docsbot.downloadermiddlewares.render.RenderMiddleware": 570,
         # Validators on stored pages (RFC 9110 §13.1), a 304 short-circuited.
-        "docsbot.middlewares.ConditionalRequestMiddleware": 580,
+        "docsbot.downloadermiddlewares.conditional.ConditionalRequestMiddleware": 580,
     },
-    # The run's setup and bookkeeping (docsbot.run): built first, before every other docsbot component.
-    "EXTENSIONS": {"docsbot.run.IndexRun": 0},
+    # The run's setup and bookkeeping (docsbot.extensions.run): built first, before every other docsbot component.
+    "EXTENSIONS": {"docsbot.extensions.run.IndexRun": 0},
     # HTML → Markdown → chunks, then one transaction per page, in that order.
-    "ITEM_PIPELINES": {"docsbot.pipelines.ChunkPipeline": 300, "docsbot.pipelines.StorePipeline": 500},
+    "ITEM_PIPELINES": {"docsbot.pipelines.chunk.ChunkPipeline": 300, "docsbot.pipelines.store.StorePipeline": 500},
 }
 SETTINGS: dict[str, Any] = {
-    # Scrapy's downloader, holding a slot's concurrency when several requests are queued at once (docsbot.downloader).
-    "DOWNLOADER": "docsbot.downloader.Downloader",
+    # Scrapy's downloader, holding a slot's concurrency when several requests are queued at once
+    # (docsbot.core.downloader).
+    "DOWNLOADER": "docsbot.core.downloader.Downloader",
     # Item errors and drops are one line (URL and reason), never the item (its embeddings are ~150 KB of text).
     "LOG_FORMATTER": "docsbot.logformatter.DocsbotLogFormatter",
 }
 # Scrapy's HTTP handler, handing pages to render to scrapy-playwright's (started on the first one).
-DOWNLOAD_HANDLER = "docsbot.downloader.DownloadHandler"
+DOWNLOAD_HANDLER = "docsbot.core.handler.DownloadHandler"
 # The components a docs crawl cannot store correctly without, per component setting, in the order they must run.
 REQUIRED_COMPONENTS: dict[str, tuple[str, ...]] = {
-    "EXTENSIONS": ("docsbot.run.IndexRun",),
+    "EXTENSIONS": ("docsbot.extensions.run.IndexRun",),
     "DOWNLOADER_MIDDLEWARES": (
-        "docsbot.middlewares.ScopeMiddleware",
-        "docsbot.middlewares.ConditionalRequestMiddleware",
+        "docsbot.downloadermiddlewares.scope.ScopeMiddleware",
+        "docsbot.downloadermiddlewares.conditional.ConditionalRequestMiddleware",
     ),
-    "ITEM_PIPELINES": ("docsbot.pipelines.ChunkPipeline", "docsbot.pipelines.StorePipeline"),
+    "ITEM_PIPELINES": ("docsbot.pipelines.chunk.ChunkPipeline", "docsbot.pipelines.store.StorePipeline"),
 }
 
 

@@ -32,7 +32,7 @@ __all__ = [
 
 MODES = ("full", "refresh")
 PRUNE = ("none", "orphans")
-FRESHNESS = ("validators", "http")  # docsbot.freshness
+FRESHNESS = ("validators", "http")  # docsbot.refresh.freshness
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
 _DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
@@ -138,8 +138,8 @@ class CrawlArguments(BaseModel):
     freshness: str | None = _argument(
         None,
         "`validators` (default) revalidates every stored page; `http` does not request a stored page whose last "
-        "response is still fresh by its HTTP caching headers (RFC 9111 §4.2, `docsbot.freshness`; its stored links "
-        "are followed). Stored by the index, reused by refreshes unless given again.",
+        "response is still fresh by its HTTP caching headers (RFC 9111 §4.2, `docsbot.refresh.freshness`; its "
+        "stored links are followed). Stored by the index, reused by refreshes unless given again.",
         choices=FRESHNESS,
     )
     network: str | None = _argument(

@@ -130,9 +130,9 @@ class DocsbotSettings(BaseSettings):
         "Where `make model` puts the default model.",
     )
     DOCSBOT_EMBEDDER: str = _setting(
-        "docsbot.embedding.FastEmbedEmbedder",
+        "docsbot.embedding.models.FastEmbedEmbedder",
         "Embedding",
-        "Import path of the embedder class (see docsbot.embedding.Embedder).",
+        "Import path of the embedder class (see docsbot.embedding.models.Embedder).",
     )
     DOCSBOT_EMBED_BATCH_SIZE: int = _setting(
         0,
@@ -335,7 +335,7 @@ class DocsbotSettings(BaseSettings):
         "Crawl",
         "A 429/503 asking for a pause (Retry-After) up to this many seconds pauses its host that long and "
         "is retried after it (at least DOCSBOT_RETRY_AFTER_TIMES times); the host then gets one request "
-        "at a time (docsbot.retry). A longer one is a failure.",
+        "at a time (docsbot.downloadermiddlewares.retry). A longer one is a failure.",
         ge=0,
     )
     DOCSBOT_RETRY_AFTER_TIMES: int = _setting(

@@ -12,20 +12,21 @@ __all__ = ["Chunk", "PageChange", "PageGone", "PageItem"]
 @dataclass
 class Chunk:
     """One retrievable piece of a page: ``content`` is stored with its ``context`` line; ``embed_text`` (context
-    line cut to ``context_cut`` characters when longer, blank line, content: :func:`docsbot.chunking.embed_text`) is
-    what the model sees. ``embedding`` (float32, shape (dim,)) is usually ``None``: the store takes the vector
-    stored for ``embed_hash`` or leaves the chunk to the embedding queue (:mod:`docsbot.vectors`)."""
+    line cut to ``context_cut`` characters when longer, blank line, content:
+    :func:`docsbot.content.chunking.embed_text`) is what the model sees. ``embedding`` (float32, shape (dim,)) is
+    usually ``None``: the store takes the vector stored for ``embed_hash`` or leaves the chunk to the embedding queue
+    (:mod:`docsbot.embedding.worker`)."""
 
     content: str
     heading_path: list[str]
-    context: str  # "title > heading path", see docsbot.chunking.context_line
+    context: str  # "title > heading path", see docsbot.content.chunking.context_line
     embed_text: str
-    embed_hash: str = ""  # docsbot.chunking.embed_key(model, embed_text): equal keys give equal vectors
+    embed_hash: str = ""  # docsbot.content.chunking.embed_key(model, embed_text): equal keys give equal vectors
     embedding: Any = None
     anchor: str | None = None  # HTML id of the section or definition (stored as metadata->>'anchor')
     context_cut: int | None = None  # the context line was cut to this many characters (stored in metadata)
     # 0: a chunk of the page's text (BM25 and vectors); 1: a definition embedded on its own (vectors only;
-    # docsbot.chunking.definitions), named ``name`` (stored as metadata->>'name')
+    # docsbot.content.chunking.definitions), named ``name`` (stored as metadata->>'name')
     kind: int = 0
     name: str | None = None
 
@@ -34,7 +35,8 @@ class Chunk:
 class PageChange:
     """What storing a page changes, for the change log (``page_changes``): ``kind`` ``added`` (a page new to the
     index), ``modified`` (new text) or ``moved`` (a stored page now at another URL, its text new or not);
-    ``sections`` and ``diff`` as :class:`docsbot.changes.PageDiff` gives them (for new text of a stored page)."""
+    ``sections`` and ``diff`` as :class:`docsbot.content.changes.PageDiff` gives them (for new text of a stored
+    page)."""
 
     kind: str
     sections: list[dict[str, Any]] = field(default_factory=list)
@@ -66,20 +68,21 @@ class PageItem:
     stored_hash: str | None = None
     changed: bool = True
     chunks: list[Chunk] = field(default_factory=list)
-    # From docsbot.extract.ExtractedPage: (offset, id) anchors for the chunker, (name, anchor) symbols for the
+    # From docsbot.content.extract.ExtractedPage: (offset, id) anchors for the chunker, (name, anchor) symbols for the
     # symbol table, and the page's share of text inside links (navigation pages); None when not extracted.
     anchors: list[tuple[int, str]] = field(default_factory=list)
     symbols: list[tuple[str, ...]] = field(default_factory=list)  # (name, anchor) or (name, anchor, offset)
     link_share: float | None = None
-    # docsbot.extract.EXTRACTOR_VERSION of this extraction (0: unknown; a refresh re-fetches such a page).
+    # docsbot.content.extract.EXTRACTOR_VERSION of this extraction (0: unknown; a refresh re-fetches such a page).
     extractor_version: int = 0
     # The stored page's URL when it now answers at ``url`` (a redirect or a canonical URL moved it).
     moved_from: str | None = None
-    # {symbol name: hash of its documentation text} (docsbot.changes.symbol_doc_hashes), set by the chunk pipeline.
+    # {symbol name: hash of its documentation text} (docsbot.content.changes.symbol_doc_hashes), set by the chunk
+    # pipeline.
     symbol_hashes: dict[str, str] = field(default_factory=dict)
     # Set by the chunk pipeline when storing the page changes the index (None: a same-content 200).
     change: PageChange | None = None
-    # Until when the response is fresh by its HTTP caching headers (docsbot.freshness; None: stale at once).
+    # Until when the response is fresh by its HTTP caching headers (docsbot.refresh.freshness; None: stale at once).
     fresh_until: Any = None
     # The HTML the page was extracted from, zlib-compressed, and its encoding: stored (pages.html) so that a newer
     # extraction can run from it. None: keep what is stored (a page re-extracted from it) or keep none.

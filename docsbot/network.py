@@ -173,7 +173,7 @@ _policy: NetworkPolicy | None = None
 
 def restrict(policy: NetworkPolicy | None) -> None:
     """Make ``policy`` this process's (``None``: no restriction). A ``scrapy crawl`` process runs one crawl;
-    :class:`docsbot.run.IndexRun` calls this during its setup, before any request."""
+    :class:`docsbot.extensions.run.IndexRun` calls this during its setup, before any request."""
     global _policy
     _policy = policy
 

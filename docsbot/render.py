@@ -2,7 +2,7 @@
 
 Which pages are rendered: all of them with ``-a render=js``, and any page whose canonical URL matches the
 ``DOCSBOT_RENDER_URLS`` regular expression (``re.search``; a list of expressions in a settings file): their requests
-carry ``meta["playwright"]``, which :class:`docsbot.downloader.DownloadHandler` hands to scrapy-playwright's
+carry ``meta["playwright"]``, which :class:`docsbot.core.handler.DownloadHandler` hands to scrapy-playwright's
 handler. Everything else goes through Scrapy's plain HTTP handler; so does every *conditional* request: a stored
 page is first revalidated with a plain conditional request (RFC 9110 §13.1) and rendered only when that answers
 200, so an unchanged JavaScript site costs 304s, not browser renders. (Playwright does not handle conditional
@@ -70,8 +70,9 @@ class RenderPolicy:
 
 def check_rendering(settings: Settings) -> None:
     """Raise :class:`RenderError` when rendering cannot work here: scrapy-playwright is not installed, or the browser
-    ``PLAYWRIGHT_LAUNCH_OPTIONS`` names is missing. (The download handler, :class:`docsbot.downloader.DownloadHandler`,
-    hands a page to scrapy-playwright's handler when its request asks for a render.)"""
+    ``PLAYWRIGHT_LAUNCH_OPTIONS`` names is missing. (The download handler,
+    :class:`docsbot.core.handler.DownloadHandler`, hands a page to scrapy-playwright's handler when its request asks for
+    a render.)"""
     try:
         import scrapy_playwright  # noqa: F401
     except ImportError:

@@ -31,7 +31,7 @@ def main() -> int:
     from scrapy.utils.project import get_project_settings
 
     from docsbot import store
-    from docsbot.embedding import load_embedder
+    from docsbot.embedding.models import load_embedder
     from docsbot.service import DocsIndex
 
     settings = get_project_settings()

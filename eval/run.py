@@ -4,7 +4,7 @@ For every corpus of :data:`CORPORA` that is indexed in the database (``DATABASE_
 both systems answer every query of ``eval/queries/*.jsonl`` for that corpus:
 
 - **baseline**: bm25s (BM25, Lucene variant, English stop words, Snowball stemmer) over whole pages, each page
-  the title and Markdown that :func:`docsbot.extract.extract_page` makes of the same HTML file docsbot stored.
+  the title and Markdown that :func:`docsbot.content.extract.extract_page` makes of the same HTML file docsbot stored.
 - **docsbot**: :class:`docsbot.service.search.Searcher` (one result per page), with the real embedding model.
 
 Metrics over page URLs (a query's ``targets`` are page paths relative to the site root):
@@ -129,7 +129,7 @@ class Baseline:
         import bm25s
         import Stemmer
 
-        from docsbot.extract import extract_page
+        from docsbot.content.extract import extract_page
 
         self.paths: list[str] = []
         texts = []
@@ -304,7 +304,7 @@ def main(argv: list[str]) -> int:
     from scrapy.utils.project import get_project_settings
 
     from docsbot import store
-    from docsbot.embedding import load_embedder
+    from docsbot.embedding.models import load_embedder
     from docsbot.service.search import Searcher
 
     settings = get_project_settings()

@@ -52,7 +52,7 @@ def main(argv: list[str]) -> int:
 
     from docsbot import store
     from docsbot.config import ProjectSettings
-    from docsbot.embedding import load_embedder
+    from docsbot.embedding.models import load_embedder
     from docsbot.service.search import Searcher
 
     fixed = {n: json.loads(v) for n, _, v in (p.partition("=") for p in args.param)}

@@ -10,7 +10,7 @@ names this file under ``hooks``; ``make docs`` builds the site in strict mode).
   relative to it); then the variables read outside the settings module (:data:`OTHER_ENVIRONMENT`), Scrapy's
   settings docsbot reads (:data:`SCRAPY_SETTINGS_READ`) and what the add-on adds;
 - ``reference/mcp-tools.md``: every MCP tool the server lists with writes allowed, its description, annotations,
-  arguments and output fields, and both JSON schemas, from :func:`docsbot.mcp_server.build_server`;
+  arguments and output fields, and both JSON schemas, from :func:`docsbot.mcp.server.build_server`;
 - ``reference/exit-codes.md``: ``scrapy crawl docs``'s exit codes and the kinds of failed and skipped pages, from
   :mod:`docsbot.refresh`.
 
@@ -368,7 +368,7 @@ def mcp_tools() -> list[Any]:
     import anyio
 
     from docsbot.config import ProjectSettings
-    from docsbot.mcp_server import build_server
+    from docsbot.mcp.server import build_server
     from docsbot.service import DocsIndex
 
     index = DocsIndex(ProjectSettings(), "postgresql://unused@127.0.0.1:1/unused", None, allow_writes=True, env={})
@@ -410,12 +410,12 @@ def _fields(schema: dict[str, Any]) -> list[str]:
 
 
 def mcp_page() -> str:
-    from docsbot.mcp_server import WRITE_TOOLS
+    from docsbot.mcp.server import WRITE_TOOLS
 
     out = [
         "# MCP tools",
         "",
-        "Generated from the server (`docsbot/mcp_server.py`: the tools a server started with `--allow-refresh` "
+        "Generated from the server (`docsbot/mcp/server.py`: the tools a server started with `--allow-refresh` "
         "lists). Each answers JSON (`structuredContent`, matching its output schema, and the same JSON as text); a "
         "bad call is a tool error (`isError`) whose text says what to do. How to use them, with examples: "
         "[The MCP server](../guide/mcp.md).",
@@ -451,14 +451,15 @@ def mcp_page() -> str:
 def exit_codes_page() -> str:
     from docsbot import refresh
 
-    source = (ROOT / "docsbot" / "refresh.py").read_text(encoding="utf-8")
+    source = (ROOT / "docsbot" / "refresh" / "outcome.py").read_text(encoding="utf-8")
     codes = re.findall(r"^EXIT_([A-Z_]+) = (\d+)\s+#\s*(.+)$", source, re.M)
     out = [
         "# Exit codes and run outcomes",
         "",
-        "Generated from `docsbot/refresh.py`: one rule (`run_outcome`) decides a run's outcome, and the exit code of "
-        "`scrapy crawl docs`, its summary line, `crawl_runs.outcome`, `docsbot status` and the MCP `get_run` all say "
-        "it. What each means for your data, and what to do: [Crawling and searching](../guide/crawling.md).",
+        "Generated from `docsbot/refresh/outcome.py`: one rule (`run_outcome`) decides a run's outcome, and the "
+        "exit code of `scrapy crawl docs`, its summary line, `crawl_runs.outcome`, `docsbot status` and the MCP "
+        "`get_run` all say it. What each means for your data, and what to do: "
+        "[Crawling and searching](../guide/crawling.md).",
         "",
         "| exit code | outcome | when |",
         "|---:|---|---|",

@@ -5,11 +5,11 @@ It decides *what* to request and hands each answer to the refresh rules. Where e
 - the refresh rules (which stored row a response belongs to, what is gone, what is deleted): the pure
   :mod:`docsbot.refresh`, asked through the run's :class:`~docsbot.refresh.RefreshLedger`;
 - setup, start and end of the run (migrations, version, run lock, ``crawl_runs``, deletions): the
-  :class:`docsbot.run.IndexRun` extension;
+  :class:`docsbot.extensions.run.IndexRun` extension;
 - how a stored page is revalidated (conditional requests, 304), kept in scope and rendered:
-  :mod:`docsbot.middlewares`;
+  :mod:`docsbot.downloadermiddlewares`;
 - what is stored (chunks, embeddings, one transaction per page): :mod:`docsbot.pipelines`;
-- the files that list pages (sitemaps, llms.txt, Doxygen's menu): :mod:`docsbot.seeds`, mixed in.
+- the files that list pages (sitemaps, llms.txt, Doxygen's menu): :mod:`spiders.seeds`, mixed in.
 
 The spider's arguments are :class:`docsbot.arguments.CrawlArguments`.
 """
@@ -29,28 +29,27 @@ from scrapy.spidermiddlewares.httperror import HttpError
 
 from docsbot.addon import check_addon
 from docsbot.arguments import ARGUMENT_NAMES, CrawlArguments
-from docsbot.extract import EXTRACTOR_VERSION, ConverterFailed, ExtractionError, content_hash
-from docsbot.freshness import fresh_until
-from docsbot.items import PageGone, PageItem
-from docsbot.middlewares import (
+from docsbot.content.extract import EXTRACTOR_VERSION, ConverterFailed, ExtractionError, content_hash
+from docsbot.content.pool import ExtractionPool, ExtractionWorkerDied
+from docsbot.downloadermiddlewares import (
     FETCHED_VALIDATORS_META_KEY,
     PAGE_META_KEY,
     REEXTRACT_META_KEY,
     RENDER_ON_200_META_KEY,
     VALIDATORS_META_KEY,
-    AlreadyRequested,
-    ForbiddenByRobots,
-    NotModified,
-    OutOfScope,
     header_value,
-    render_meta,
 )
+from docsbot.downloadermiddlewares.conditional import AlreadyRequested, NotModified
+from docsbot.downloadermiddlewares.render import render_meta
+from docsbot.downloadermiddlewares.robotstxt import ForbiddenByRobots
+from docsbot.downloadermiddlewares.scope import OutOfScope
+from docsbot.extensions.run import count_failure, index_context
+from docsbot.items import PageGone, PageItem
 from docsbot.refresh import RootFailed
-from docsbot.run import count_failure, index_context
-from docsbot.seeds import SeedFiles
+from docsbot.refresh.freshness import fresh_until
 from docsbot.store import StoreUnavailable
 from docsbot.urls import canonical_url, is_download, page_key
-from docsbot.workers import ExtractionPool, ExtractionWorkerDied
+from spiders.seeds import SeedFiles
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterable, Iterator
@@ -58,8 +57,8 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from twisted.python.failure import Failure
 
+    from docsbot.extensions.run import IndexContext
     from docsbot.refresh import PlannedRequest
-    from docsbot.run import IndexContext
 
 logger = logging.getLogger(__name__)
 _FROM_STORE_META_KEY = "docsbot_from_store"  # a response rebuilt from the stored HTML after a 304
@@ -83,7 +82,7 @@ class DocsSpider(SeedFiles, scrapy.Spider):
 
     @property
     def context(self) -> IndexContext:
-        """The run (built by the :class:`~docsbot.run.IndexRun` extension after the spider)."""
+        """The run (built by the :class:`~docsbot.extensions.run.IndexRun` extension after the spider)."""
         try:
             return self._context
         except AttributeError:
@@ -331,9 +330,9 @@ class DocsSpider(SeedFiles, scrapy.Spider):
 def _fresh_until(
     response: scrapy.http.Response, meta: dict[str, Any], last_modified: str | None = None
 ) -> datetime | None:
-    """The HTTP freshness of ``response`` (:func:`docsbot.freshness.fresh_until`): its headers, received now, after
-    its request's ``download_latency`` seconds (``meta``); ``last_modified``: the stored one, for a 304 without its
-    own."""
+    """The HTTP freshness of ``response`` (:func:`docsbot.refresh.freshness.fresh_until`): its headers, received now,
+    after its request's ``download_latency`` seconds (``meta``); ``last_modified``: the stored one, for a 304 without
+    its own."""
     headers = {k.decode("latin-1").lower(): v[-1].decode("latin-1") for k, v in response.headers.items() if v}
     received = datetime.now(UTC)
     latency = meta.get("download_latency") or 0.0

@@ -56,7 +56,7 @@ class BrokenEmbedder(HashingEmbedder):
     name = "test/broken-384"
 
     def load(self) -> None:
-        from docsbot.embedding import EmbeddingModelError
+        from docsbot.embedding.models import EmbeddingModelError
 
         raise EmbeddingModelError("cannot load embedding model 'test/broken-384': model.onnx is truncated")
 
@@ -71,7 +71,7 @@ class FailingEmbedder(HashingEmbedder):
     name = "test/hashing-384"  # the hashing embedder's name: a version indexed with it can be refreshed with this
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        from docsbot.embedding import EmbeddingModelError
+        from docsbot.embedding.models import EmbeddingModelError
 
         raise EmbeddingModelError("the embedding model failed: CUDA out of memory")
 
@@ -88,12 +88,12 @@ class SlowLoadingEmbedder(HashingEmbedder):
 
 
 class LoggingEmbedder(HashingEmbedder):
-    """The hashing embedder that appends the key (``docsbot.chunking.embed_key``) of every text it embeds to the
+    """The hashing embedder that appends the key (``docsbot.content.chunking.embed_key``) of every text it embeds to the
     file ``EMBED_LOG`` names, one per line, flushed at once, after ``SLOW_EMBEDDER_SECONDS_PER_TEXT`` (default 0)
     per text: what a test counts to prove that no text is embedded twice."""
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        from docsbot.chunking import embed_key
+        from docsbot.content.chunking import embed_key
 
         time.sleep(float(os.environ.get("SLOW_EMBEDDER_SECONDS_PER_TEXT", "0")) * len(texts))
         vectors = super().embed(texts)

@@ -31,26 +31,29 @@ def test_docsbots_components_are_added_in_order_and_scrapys_replaced_ones_switch
     values = settings()
     Docsbot().update_settings(values)
     pipelines = enabled(values, "ITEM_PIPELINES")
-    assert pipelines == ["docsbot.pipelines.ChunkPipeline", "docsbot.pipelines.StorePipeline"]
+    assert pipelines == ["docsbot.pipelines.chunk.ChunkPipeline", "docsbot.pipelines.store.StorePipeline"]
     middlewares = enabled(values, "DOWNLOADER_MIDDLEWARES")
-    scope = middlewares.index("docsbot.middlewares.ScopeMiddleware")  # before robots.txt is asked of another host
-    assert scope < middlewares.index("docsbot.middlewares.RobotsTxtMiddleware")
+    scope = middlewares.index(
+        "docsbot.downloadermiddlewares.scope.ScopeMiddleware"
+    )  # before robots.txt is asked of another host
+    assert scope < middlewares.index("docsbot.downloadermiddlewares.robotstxt.RobotsTxtMiddleware")
     assert "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware" not in middlewares
     assert "scrapy.downloadermiddlewares.retry.RetryMiddleware" not in middlewares
     assert (
-        "docsbot.retry.RetryAfterMiddleware" in middlewares and "docsbot.middlewares.RobotsTxtMiddleware" in middlewares
+        "docsbot.downloadermiddlewares.retry.RetryAfterMiddleware" in middlewares
+        and "docsbot.downloadermiddlewares.robotstxt.RobotsTxtMiddleware" in middlewares
     )
-    assert "docsbot.run.IndexRun" in enabled(values, "EXTENSIONS")
+    assert "docsbot.extensions.run.IndexRun" in enabled(values, "EXTENSIONS")
     assert "scrapy.spidermiddlewares.depth.DepthMiddleware" not in enabled(values, "SPIDER_MIDDLEWARES")
-    assert values["DOWNLOADER"] == "docsbot.downloader.Downloader"
-    assert values.getdict("DOWNLOAD_HANDLERS")["https"] == "docsbot.downloader.DownloadHandler"
+    assert values["DOWNLOADER"] == "docsbot.core.downloader.Downloader"
+    assert values.getdict("DOWNLOAD_HANDLERS")["https"] == "docsbot.core.handler.DownloadHandler"
     assert values["TWISTED_DNS_RESOLVER"] == "docsbot.resolver.GuardedResolver"  # the module's: a process setting
     assert sorted(values.getlist("HTTPERROR_ALLOWED_CODES")) == [404, 410]
 
 
 def test_a_projects_own_components_stay_beside_docsbots_and_its_choices_for_docsbots_are_kept():
     values = settings(
-        ITEM_PIPELINES={"tests.extensions.CountingPipeline": 900, "docsbot.pipelines.StorePipeline": 550},
+        ITEM_PIPELINES={"tests.extensions.CountingPipeline": 900, "docsbot.pipelines.store.StorePipeline": 550},
         EXTENSIONS={"scrapy.extensions.closespider.CloseSpider": 0},
         DOWNLOADER="scrapy.core.downloader.Downloader",
         DOWNLOAD_HANDLERS={"s3": None, "https": "scrapy.core.downloader.handlers.http2.H2DownloadHandler"},
@@ -58,18 +61,18 @@ def test_a_projects_own_components_stay_beside_docsbots_and_its_choices_for_docs
     Docsbot().update_settings(values)
     assert values.getdict("ITEM_PIPELINES") == {
         "tests.extensions.CountingPipeline": 900,
-        "docsbot.pipelines.StorePipeline": 550,  # the project's priority for it
-        load_object("docsbot.pipelines.ChunkPipeline"): 300,
+        "docsbot.pipelines.store.StorePipeline": 550,  # the project's priority for it
+        load_object("docsbot.pipelines.chunk.ChunkPipeline"): 300,
     }
     assert set(values.getdict("EXTENSIONS")) == {
         "scrapy.extensions.closespider.CloseSpider",
-        load_object("docsbot.run.IndexRun"),
+        load_object("docsbot.extensions.run.IndexRun"),
     }
     assert values["DOWNLOADER"] == "scrapy.core.downloader.Downloader"  # -s beats the add-on
     assert values.getdict("DOWNLOAD_HANDLERS") == {  # the project's kept, docsbot's added where it named none
         "s3": None,
         "https": "scrapy.core.downloader.handlers.http2.H2DownloadHandler",
-        "http": "docsbot.downloader.DownloadHandler",
+        "http": "docsbot.core.handler.DownloadHandler",
     }
 
 
@@ -85,11 +88,11 @@ def test_gone_statuses_given_on_the_command_line_reach_the_spider_beside_the_pro
     ("cmdline", "message"),
     [
         (
-            {"ITEM_PIPELINES": {"docsbot.pipelines.StorePipeline": None}},
+            {"ITEM_PIPELINES": {"docsbot.pipelines.store.StorePipeline": None}},
             "StorePipeline is switched off in ITEM_PIPELINES",
         ),
-        ({"EXTENSIONS": {"docsbot.run.IndexRun": None}}, "IndexRun is switched off in EXTENSIONS"),
-        ({"DOWNLOADER_MIDDLEWARES": {"docsbot.middlewares.ScopeMiddleware": 900}}, "must run"),
+        ({"EXTENSIONS": {"docsbot.extensions.run.IndexRun": None}}, "IndexRun is switched off in EXTENSIONS"),
+        ({"DOWNLOADER_MIDDLEWARES": {"docsbot.downloadermiddlewares.scope.ScopeMiddleware": 900}}, "must run"),
     ],
 )
 def test_a_required_component_switched_off_or_out_of_order_is_one_error(cmdline, message):

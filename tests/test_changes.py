@@ -14,7 +14,7 @@ import feedparser
 import httpx2
 import pytest
 
-from docsbot.changes import page_diff, sections_of, symbol_doc_hashes
+from docsbot.content.changes import page_diff, sections_of, symbol_doc_hashes
 from docsbot.service import Invalid, parse_since
 from tests.conftest import ROOT, docsbot_env
 from tests.docsite import html_page
@@ -307,7 +307,7 @@ def test_diff_versions_on_real_sphinx_pages_matches_the_release_that_changed_the
     from pathlib import Path
 
     from bench.mutate import release as docs_release
-    from docsbot.extract import extract_page
+    from docsbot.content.extract import extract_page
     from tests.docsite import DocSite, DocSiteServer
 
     source = Path(PYTHON_DOCS) / "library"

@@ -7,7 +7,7 @@ import string
 import pytest
 from tokenizers import Tokenizer
 
-from docsbot.chunking import (
+from docsbot.content.chunking import (
     Chunker,
     _TokenCounts,
     _words_are_local,
@@ -97,7 +97,7 @@ def test_fences_open_and_close_as_commonmark_says():
 
 
 def test_a_definitions_first_paragraphs_keep_a_code_block_whole_and_a_cut_one_closed_with_its_own_fence():
-    from docsbot.chunking import _cut, _first_paragraphs
+    from docsbot.content.chunking import _cut, _first_paragraphs
 
     text = "sig(x)\n\n````\n```\n\ninner\n```\n````\n\nThird paragraph."
     assert _first_paragraphs(text, 2) == "sig(x)\n\n````\n```\n\ninner\n```\n````"
@@ -340,7 +340,7 @@ def test_heading_paths_keep_the_names_headings_show_and_drop_emphasis():
     """Headings as CommonMark's inline parser reads them. html-to-markdown leaves underscores and placeholders
     unescaped, so ``__slots__`` and ``CMAKE_<LANG>_FLAGS`` are names, not emphasis or HTML: the regular expressions
     had read them as "_slots_" and "CMAKE<LANG>FLAGS", and a lone ``*`` (``pack-*.idx``) as a marker to drop."""
-    from docsbot.commonmark import heading_text
+    from docsbot.content.commonmark import heading_text
 
     assert heading_text("`__main__` — Top-level code environment") == "__main__ — Top-level code environment"
     assert heading_text("**Bold** and *emphasis* in os.path_join") == "Bold and emphasis in os.path_join"
@@ -356,7 +356,7 @@ def test_heading_paths_keep_the_names_headings_show_and_drop_emphasis():
 def test_a_fence_is_closed_only_by_its_closing_line_whatever_follows_it():
     """markdown-it-py leaves blank lines at the end of a text out of a block that never closes; the chunker closes
     such a block when it cuts one (a definition's text), so closed and open must still be told apart there."""
-    from docsbot.commonmark import fences
+    from docsbot.content.commonmark import fences
 
     def closed(text: str) -> list[bool]:
         return [f.closed for f in fences(text)]

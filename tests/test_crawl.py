@@ -265,11 +265,11 @@ def test_a_projects_own_components_sit_beside_docsbots_and_one_switched_off_stop
     puts out of order, or an ADDONS setting without the add-on, stops the crawl with one line before it requests or
     writes anything."""
     for settings, named in (
-        ({"ITEM_PIPELINES": json.dumps({"docsbot.pipelines.StorePipeline": None})},
-         "docsbot.pipelines.StorePipeline is switched off in ITEM_PIPELINES"),
-        ({"EXTENSIONS": json.dumps({"docsbot.run.IndexRun": None})},
-         "docsbot.run.IndexRun is switched off in EXTENSIONS"),
-        ({"ITEM_PIPELINES": json.dumps({"docsbot.pipelines.ChunkPipeline": 600})}, "ITEM_PIPELINES must run"),
+        ({"ITEM_PIPELINES": json.dumps({"docsbot.pipelines.store.StorePipeline": None})},
+         "docsbot.pipelines.store.StorePipeline is switched off in ITEM_PIPELINES"),
+        ({"EXTENSIONS": json.dumps({"docsbot.extensions.run.IndexRun": None})},
+         "docsbot.extensions.run.IndexRun is switched off in EXTENSIONS"),
+        ({"ITEM_PIPELINES": json.dumps({"docsbot.pipelines.chunk.ChunkPipeline": 600})}, "ITEM_PIPELINES must run"),
         ({"ADDONS": json.dumps({})}, "the docsbot add-on is not enabled"),
     ):  # fmt: skip
         result = crawl(url=f"{docsite.url}/docs/index.html", settings=settings)
@@ -290,7 +290,11 @@ def test_a_projects_own_components_sit_beside_docsbots_and_one_switched_off_stop
     assert result.returncode == 0, result.stderr[-2000:]
     assert db.execute("SELECT count(*) FROM pages").fetchone()[0] == 5
     assert "tests.extensions.CountingPipeline: 5 items" in result.stderr
-    enabled = ("docsbot.run.IndexRun", "scrapy.extensions.closespider.CloseSpider", "docsbot.pipelines.StorePipeline")
+    enabled = (
+        "docsbot.extensions.run.IndexRun",
+        "scrapy.extensions.closespider.CloseSpider",
+        "docsbot.pipelines.store.StorePipeline",
+    )
     assert all(component in result.stderr for component in enabled)  # Scrapy's "Enabled extensions..." lists
 
 

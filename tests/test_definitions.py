@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from docsbot import store
-from docsbot.chunking import definitions
+from docsbot.content.chunking import definitions
 from docsbot.service.search import BadQuery, Searcher
 from tests.docsite import DocSite, DocSiteServer, html_page
 from tests.embedders import HashingEmbedder
@@ -155,7 +155,7 @@ def test_definitions_are_cut_to_their_own_text():
 
 
 def test_a_definition_that_is_most_of_a_chunk_of_its_own_gets_no_second_vector():
-    from docsbot.chunking import Definition, own_vectors
+    from docsbot.content.chunking import Definition, own_vectors
 
     alone = Definition("cmake_minimum_required", "cmake_minimum_required(VERSION <min>)\n\nRequire a minimum version.",
                        ("cmake_minimum_required",), "cmd", 0)  # fmt: skip

@@ -30,7 +30,7 @@ EGG_MUST_CONTAIN = {
     "docsbot/settings.py",
     "docsbot/store/migrations/0001_initial.sql",
     "docsbot/store/migrations/0004_embedding_reuse_index.sql",
-    "docsbot/templates/search.html",
+    "docsbot/web/templates/search.html",
 }
 
 

@@ -19,7 +19,7 @@ def model_tokenizer():
     if not path.is_file():
         pytest.skip(f"no model tokenizer at {path} (`make model` provisions it)")
     tokenizer = Tokenizer.from_file(str(path))
-    tokenizer.enable_truncation(512)  # as docsbot.embedding loads it for the model
+    tokenizer.enable_truncation(512)  # as docsbot.embedding.models loads it for the model
     return tokenizer
 
 
@@ -37,7 +37,7 @@ def section(rng: random.Random, n: int) -> str:
 
 
 def code_blocks(text: str) -> list[str]:
-    from docsbot.chunking import markdown_blocks
+    from docsbot.content.chunking import markdown_blocks
 
     return [b.rstrip("\n") for b in markdown_blocks(text) if b.lstrip().startswith(("```", "~~~"))]
 

@@ -123,9 +123,9 @@ def test_an_unchanged_refresh_path_imports_no_model_runtime(tmp_path):
         pytest.skip("the default model is not provisioned (make model)")
     code = f"""
 import sys
-from docsbot.embedding import FastEmbedEmbedder
+from docsbot.embedding.models import FastEmbedEmbedder
 e = FastEmbedEmbedder("sentence-transformers/all-MiniLM-L6-v2", {str(model_dir)!r})
-import spiders.docs, docsbot.pipelines, docsbot.workers
+import spiders.docs, docsbot.pipelines, docsbot.content.pool
 assert e.dim == 384 and e.max_tokens == 256 and e.tokenizer() is not None
 print(sorted(m for m in ("fastembed", "onnxruntime") if m in sys.modules))
 """

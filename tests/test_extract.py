@@ -3,8 +3,8 @@ from __future__ import annotations
 import lxml.etree
 import pytest
 
-from docsbot.chunking import Chunker
-from docsbot.extract import ExtractionError, Symbol, content_hash, extract_page, is_chrome, parse_html
+from docsbot.content.chunking import Chunker
+from docsbot.content.extract import ExtractionError, Symbol, content_hash, extract_page, is_chrome, parse_html
 
 SPHINX = """<!DOCTYPE html><html><head><title>asyncio — Python 3.11 documentation</title>
 <link rel="canonical" href="https://docs.python.org/3/library/asyncio-task.html"></head><body>
@@ -989,7 +989,7 @@ def test_slimmed_markup_loses_no_word_heading_or_code_block(package, monkeypatch
     from collections import Counter
     from pathlib import Path
 
-    from docsbot import extract
+    from docsbot.content import extract
 
     def shape(markdown: str) -> tuple[Counter, list[tuple[str, ...]]]:
         # headings (level and words: a <br> inside highlighted code splits a code span), fences with their info
@@ -1166,8 +1166,8 @@ def test_a_converter_failure_is_the_pages_extraction_error(monkeypatch):
     ExtractionError: the spider counts the page failed and keeps it as stored; nothing else is affected."""
     import html_to_markdown
 
-    from docsbot import extract
-    from docsbot.extract import ConverterFailed, html_to_markdown_text
+    from docsbot.content import extract
+    from docsbot.content.extract import ConverterFailed, html_to_markdown_text
 
     with pytest.raises(ConverterFailed, match="skipped content: DOM traversal reached"):
         html_to_markdown_text("<div>" * 1100 + "<p>deep</p>" + "</div>" * 1100)

@@ -550,7 +550,7 @@ def test_a_refresh_against_a_slow_server_queues_stored_pages_as_the_downloader_f
     into Scrapy's scheduler ahead of time (memory per stored page); each seed waits for the scheduler to run dry.
     tests.extensions.QueueProbe records the most requests the scheduler held."""
     site = fault_site(60, slow=0.05)
-    probe = {"EXTENSIONS": json.dumps({"docsbot.run.IndexRun": 0, "tests.extensions.QueueProbe": 10})}
+    probe = {"EXTENSIONS": json.dumps({"docsbot.extensions.run.IndexRun": 0, "tests.extensions.QueueProbe": 10})}
     narrow = {"CONCURRENT_REQUESTS": "4", "CONCURRENT_REQUESTS_PER_DOMAIN": "4"}
     with DocSiteServer(site) as server:
         assert crawl(url=f"{server.url}/docs/index.html", library="testdocs", version="1.0").returncode == 0

@@ -12,7 +12,7 @@ from datetime import timedelta
 import pytest
 
 from docsbot import store
-from docsbot.libraries import LibrariesFileError, parse
+from docsbot.fleet.libraries import LibrariesFileError, parse
 from docsbot.store import fleet as fleet_store
 from tests.conftest import ROOT, build_site, docsbot_env
 from tests.docsite import DocSiteServer
@@ -314,11 +314,11 @@ def test_two_schedulers_on_two_scrapyd_nodes_run_every_due_version_exactly_once_
                 f'[[library]]\nname = "{n}"\nurl = "{docsite.url}/docs/index.html"\nrefresh = "1h"\n' for n in names
             )
         )
-        from docsbot.libraries import load
-        from docsbot.service.fleet import Fleet
+        from docsbot.fleet.libraries import load
+        from docsbot.fleet.scheduler import Fleet
 
         Fleet(database_url).declare(load(libraries), str(libraries))  # due at once, nothing run yet
-        env = docsbot_env(database_url, tmp_path, DOCSBOT_EMBEDDER="docsbot.embedding.FastEmbedEmbedder")
+        env = docsbot_env(database_url, tmp_path, DOCSBOT_EMBEDDER="docsbot.embedding.models.FastEmbedEmbedder")
         cmd = [sys.executable, "-m", "docsbot.cli", "scheduler", "--interval", "1"]
         cmd += [arg for node in nodes for arg in ("--scrapyd", node.url)]
         for i in range(2):
@@ -396,7 +396,7 @@ def test_the_fleet_guides_libraries_file_is_the_example_and_loads():
     libraries file."""
     import re
 
-    from docsbot.libraries import load
+    from docsbot.fleet.libraries import load
 
     example = ROOT / "examples" / "libraries.toml"
     readme = (ROOT / "docs" / "how-to" / "fleet.md").read_text(encoding="utf-8")
@@ -414,7 +414,7 @@ def test_local_runs_share_the_cores_for_onnx_runtime():
     unless the user set it; one job keeps onnxruntime's default (every core)."""
     import os
 
-    from docsbot.service.fleet import Fleet
+    from docsbot.fleet.scheduler import Fleet
 
     cores = len(os.sched_getaffinity(0))
     base = {k: v for k, v in os.environ.items() if k != "DOCSBOT_EMBED_THREADS"}
@@ -429,8 +429,8 @@ def test_scrapyd_jobs_go_to_the_least_loaded_node_ties_round_the_nodes_and_a_sil
     """The scheduler's node choice (daemonstatus.json's running + pending): the least loaded node wins; with equal
     loads (short jobs, over before the next pick) picks go round the nodes instead of all landing on the first;
     a node that does not answer is passed over, and no answering node at all is an Upstream error naming them."""
+    from docsbot.fleet.scheduler import Fleet
     from docsbot.service.errors import Upstream
-    from docsbot.service.fleet import Fleet
 
     fleet = Fleet("postgresql:///x", scrapyd=["http://a:6800", "http://b:6800", "http://c:6800"])
     load = {"http://a:6800": 0, "http://b:6800": 0, "http://c:6800": 0}

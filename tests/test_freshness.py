@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
-from docsbot.freshness import fresh_until, parse_cache_control
+from docsbot.refresh.freshness import fresh_until, parse_cache_control
 from tests.test_crawl import index, last_run, refresh
 
 T0 = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)

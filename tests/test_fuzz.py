@@ -25,7 +25,7 @@ from mcp import Client
 from starlette.testclient import TestClient
 
 from docsbot.config import ProjectSettings
-from docsbot.mcp_server import build_server
+from docsbot.mcp.server import build_server
 from docsbot.service import DocsIndex
 from docsbot.web import build_app
 from tests.embedders import HashingEmbedder

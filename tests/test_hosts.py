@@ -287,8 +287,8 @@ def test_two_versions_on_one_host_stay_within_its_budget_under_the_scheduler(dat
     server's own log shows at most 2 requests at a time, across both runs, and both runs complete."""
     import time
 
-    from docsbot.libraries import load
-    from docsbot.service.fleet import Fleet
+    from docsbot.fleet.libraries import load
+    from docsbot.fleet.scheduler import Fleet
 
     root = tmp_path / "site"
     for tree in ("a", "b"):

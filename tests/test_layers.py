@@ -10,55 +10,59 @@ import grimp
 import pytest
 
 LAYERS = (
-    "spiders",
+    "spiders",  # the docs spider and its seed files (sitemaps, llms.txt, Doxygen's menu)
     "docsbot.cli",
     "docsbot.web",  # the web pages, with the MCP server mounted at /mcp
-    grimp.Layer("docsbot.mcp_server", "docsbot.commands", independent=True),  # interfaces
-    "docsbot.seeds",  # the spider's seed files (sitemaps, llms.txt, Doxygen's menu)
+    grimp.Layer("docsbot.mcp", "docsbot.commands", independent=True),  # interfaces
     grimp.Layer(
         "docsbot.addon",
-        "docsbot.middlewares",
+        "docsbot.downloadermiddlewares",
         "docsbot.pipelines",
-        "docsbot.retry",
         "docsbot.logformatter",
-        "docsbot.downloader",
+        "docsbot.core",
         independent=True,
     ),  # Scrapy components (the add-on names the others by their import paths)
-    "docsbot.workers",  # the extraction and chunking pool the spider and the chunk pipeline share
-    "docsbot.run",  # the run extension
-    grimp.Layer("docsbot.service", "docsbot.vectors", independent=True),  # the service; the embedding queue's workers
+    "docsbot.content.pool",  # the extraction and chunking pool the spider and the chunk pipeline share
+    # the run extension; beside it, the fleet's scheduler (a crawl it starts is a `scrapy crawl` process)
+    grimp.Layer("docsbot.extensions", "docsbot.fleet.scheduler", independent=True),
+    grimp.Layer("docsbot.service", "docsbot.embedding.worker", independent=True),  # the service; the queue's workers
     "docsbot.store",
-    grimp.Layer("docsbot.changes", "docsbot.libraries", independent=True),  # a page's changes; a fleet's file
+    grimp.Layer(
+        "docsbot.content.changes",
+        "docsbot.fleet.libraries",
+        "docsbot.fleet.registry",
+        "docsbot.fleet.dependencies",
+        independent=True,
+    ),  # a page's changes; a fleet's files and registries
     "docsbot.arguments",
     grimp.Layer(
         "docsbot.refresh",
-        "docsbot.freshness",
-        "docsbot.extract",
-        "docsbot.chunking",
-        "docsbot.embedding",
+        "docsbot.content.extract",
+        "docsbot.content.chunking",
+        "docsbot.embedding.models",
         "docsbot.render",
         "docsbot.items",
         "docsbot.resolver",
         independent=True,
     ),
     "docsbot.network",
-    grimp.Layer("docsbot.urls", "docsbot.errors", "docsbot.config", "docsbot.commonmark", independent=True),
+    grimp.Layer("docsbot.urls", "docsbot.errors", "docsbot.config", "docsbot.content.commonmark", independent=True),
 )
 # The crawl and the service stand side by side on the store: neither imports the other (a refresh the service starts
 # is a `scrapy crawl` process).
 CRAWL = (
-    "spiders", "docsbot.commands", "docsbot.addon", "docsbot.seeds", "docsbot.middlewares", "docsbot.pipelines",
-    "docsbot.workers", "docsbot.run", "docsbot.downloader",
+    "spiders", "docsbot.commands", "docsbot.addon", "docsbot.downloadermiddlewares", "docsbot.pipelines",
+    "docsbot.content.pool", "docsbot.extensions", "docsbot.core",
 )  # fmt: skip
 PURE = (
     "docsbot.refresh",
-    "docsbot.changes",
-    "docsbot.freshness",
-    "docsbot.libraries",
+    "docsbot.refresh.freshness",
+    "docsbot.content.changes",
+    "docsbot.fleet.libraries",
     "docsbot.arguments",
-    "docsbot.extract",
-    "docsbot.chunking",
-    "docsbot.commonmark",
+    "docsbot.content.extract",
+    "docsbot.content.chunking",
+    "docsbot.content.commonmark",
     "docsbot.items",
     "docsbot.urls",
     "docsbot.network",
@@ -96,7 +100,7 @@ def test_the_crawl_and_the_service_do_not_import_each_other(graph):
 
 
 @pytest.mark.parametrize(
-    "module", ["docsbot.service.search", "docsbot.service.index", "docsbot.vectors", "docsbot.store"]
+    "module", ["docsbot.service.search", "docsbot.service.index", "docsbot.embedding.worker", "docsbot.store"]
 )
 def test_the_search_side_loads_no_scrapy_and_no_fastembed(module):
     """A search process (``docsbot search``, the MCP server's search) and an embedding worker load no Scrapy or

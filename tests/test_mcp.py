@@ -20,7 +20,7 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from docsbot.mcp_server import parse_http_address
+from docsbot.mcp.server import parse_http_address
 from docsbot.service.sections import find_heading, page_headings, section_markdown, slugify
 from tests.conftest import docsbot_env
 from tests.docsite import html_page
@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 READ_TOOLS = {
     "search_docs", "list_libraries", "get_page", "get_changes", "diff_versions", "resolve_library", "get_docs"
 }  # fmt: skip
-REAL_EMBEDDER = "docsbot.embedding.FastEmbedEmbedder"
+REAL_EMBEDDER = "docsbot.embedding.models.FastEmbedEmbedder"
 
 
 @asynccontextmanager

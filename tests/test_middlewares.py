@@ -5,17 +5,15 @@ from scrapy import Request
 from scrapy.http import HtmlResponse, Response
 from scrapy.utils.test import get_crawler
 
-from docsbot.middlewares import (
+from docsbot.downloadermiddlewares import (
     FETCHED_VALIDATORS_META_KEY,
     PAGE_META_KEY,
     RENDER_ON_200_META_KEY,
     VALIDATORS_META_KEY,
-    ConditionalRequestMiddleware,
-    NotModified,
-    OutOfScope,
-    RenderMiddleware,
-    ScopeMiddleware,
 )
+from docsbot.downloadermiddlewares.conditional import ConditionalRequestMiddleware, NotModified
+from docsbot.downloadermiddlewares.render import RenderMiddleware
+from docsbot.downloadermiddlewares.scope import OutOfScope, ScopeMiddleware
 from docsbot.urls import Scope
 
 ETAG = '"6ac63c7b-23e59"'

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from scrapy.settings import Settings
 
-from docsbot.chunking import Chunker
-from docsbot.embedding import DEFAULT_MODEL, FastEmbedEmbedder, load_embedder
+from docsbot.content.chunking import Chunker
+from docsbot.embedding.models import DEFAULT_MODEL, FastEmbedEmbedder, load_embedder
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.model
@@ -96,8 +96,8 @@ def test_chunks_sized_from_word_counts_are_the_splitters_on_real_pages(embedder)
     and newlines; the same tokenizer with a normalizer that could reach across words (a Replace of a string no page
     holds) is sized by semantic-text-splitter itself, each candidate tokenized anew. Every chunk of 40 real
     library pages is the same."""
-    from docsbot.chunking import _words_are_local
-    from docsbot.extract import extract_page
+    from docsbot.content.chunking import _words_are_local
+    from docsbot.content.extract import extract_page
 
     tokenizer = embedder.tokenizer()
     config = json.loads(tokenizer.to_str())
@@ -118,7 +118,7 @@ def test_chunks_sized_from_word_counts_are_the_splitters_on_real_pages(embedder)
 
 
 def test_missing_model_directory_is_a_clear_error(tmp_path):
-    from docsbot.embedding import EmbeddingModelError
+    from docsbot.embedding.models import EmbeddingModelError
 
     with pytest.raises(EmbeddingModelError, match="make model"):
         FastEmbedEmbedder(DEFAULT_MODEL, tmp_path)
@@ -126,7 +126,7 @@ def test_missing_model_directory_is_a_clear_error(tmp_path):
 
 def test_index_then_search_with_the_real_model(crawl, docsite, database_url, db):
     result = crawl(
-        url=f"{docsite.url}/docs/index.html", library="testdocs", embedder="docsbot.embedding.FastEmbedEmbedder"
+        url=f"{docsite.url}/docs/index.html", library="testdocs", embedder="docsbot.embedding.models.FastEmbedEmbedder"
     )
     assert result.returncode == 0, result.stderr[-3000:]
     assert db.execute("SELECT DISTINCT embedding_model FROM versions").fetchone()[0] == DEFAULT_MODEL
@@ -194,7 +194,7 @@ def test_cuda_asked_for_without_a_cuda_provider_stops_before_the_first_request(c
     result = crawl(
         url=f"{docsite.url}/docs/index.html",
         library="testdocs",
-        embedder="docsbot.embedding.FastEmbedEmbedder",
+        embedder="docsbot.embedding.models.FastEmbedEmbedder",
         env={"DOCSBOT_EMBEDDING_DEVICE": "cuda"},
     )
     assert result.returncode == 1, result.stderr[-3000:]
@@ -205,7 +205,7 @@ def test_cuda_asked_for_without_a_cuda_provider_stops_before_the_first_request(c
 
 
 def test_a_device_that_is_neither_cpu_nor_cuda_is_refused(embedder):
-    from docsbot.embedding import EmbeddingModelError
+    from docsbot.embedding.models import EmbeddingModelError
 
     with pytest.raises(EmbeddingModelError, match="must be cpu, cuda or cuda:N, got 'gpu'"):
         FastEmbedEmbedder(DEFAULT_MODEL, embedder.model_path, device="gpu")
@@ -226,7 +226,7 @@ def test_an_index_embedded_on_the_gpu_is_complete(crawl, docsite, db):
     result = crawl(
         url=f"{docsite.url}/docs/index.html",
         library="testdocs",
-        embedder="docsbot.embedding.FastEmbedEmbedder",
+        embedder="docsbot.embedding.models.FastEmbedEmbedder",
         env={"DOCSBOT_EMBEDDING_DEVICE": "cuda"},
     )
     assert result.returncode == 0, result.stderr[-3000:]

@@ -239,6 +239,6 @@ def test_the_wheel_installed_in_a_fresh_virtualenv_crawls_and_embeds(fresh_venv,
     # the service, the templates and the pages' static files are in the wheel (docsbot.service once was not)
     found = _run([venv.bin / "docsbot", "search", "install the library"], env=env, cwd=venv.outside, timeout=600)
     assert "guide.html" in found.stdout, found.stdout
-    files = "from importlib import resources as r; d = r.files('docsbot'); "
+    files = "from importlib import resources as r; d = r.files('docsbot.web'); "
     files += "print((d / 'static' / 'docsbot.js').is_file(), (d / 'templates' / 'base.html').is_file())"
     assert venv.python(files, env) == "True True"

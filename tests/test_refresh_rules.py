@@ -99,14 +99,14 @@ def test_one_paragraph_edit_on_a_long_page_embeds_about_one_chunk(crawl, docsite
 def test_pages_extracted_by_an_older_version_are_extracted_again_and_stored_reusing_vectors(
     crawl, docsite, db, html_kept
 ):
-    """An upgrade that changes extraction (docsbot.extract.EXTRACTOR_VERSION) reaches stored pages without a
+    """An upgrade that changes extraction (docsbot.content.extract.EXTRACTOR_VERSION) reaches stored pages without a
     full re-index: the next refresh stores what the new extraction gives (here: the navigation share it did not
     record), reusing every vector, and the refresh after that is all 304 again. A page whose HTML is stored is
     revalidated as usual and its 304 extracted again from that HTML (nothing downloaded); one stored before
     docsbot kept the HTML (html NULL) is fetched once without validators."""
     import zlib
 
-    from docsbot.extract import EXTRACTOR_VERSION
+    from docsbot.content.extract import EXTRACTOR_VERSION
 
     site = docsite.site
     index(crawl, docsite)
@@ -382,7 +382,7 @@ def test_robots_txt_disallow_keeps_the_page(crawl, docsite, db):
     before = pages(db)
     site.put("/robots.txt", "User-agent: *\nDisallow: /docs/api.html\nDisallow: /docs/flaky.html\n", "text/plain")
     # Every seeded request waits for robots.txt. (Scrapy 2.19's middleware let all waiters but the first through
-    # unchecked; docsbot.middlewares.RobotsTxtMiddleware fixes that.)
+    # unchecked; docsbot.downloadermiddlewares.robotstxt.RobotsTxtMiddleware fixes that.)
     site.slow["/robots.txt"] = 1
     site.hits.clear()
     refresh(crawl, expect=0)  # kept as they were, not refreshed: the site's rule, not a failure

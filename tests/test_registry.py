@@ -1,4 +1,4 @@
-"""From a package to its documentation root (docsbot.registry, `docsbot add`): the metadata rules on recorded
+"""From a package to its documentation root (docsbot.fleet.registry, `docsbot add`): the metadata rules on recorded
 answers, the whole command against a local registry and documentation host, and PyPI and npm themselves."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import httpx
 import pytest
 
-from docsbot.registry import RegistryError, _newest, _versioned_urls, npm_candidates, pypi_candidates, resolve
+from docsbot.fleet.registry import RegistryError, _newest, _versioned_urls, npm_candidates, pypi_candidates, resolve
 from tests.conftest import ROOT
 
 # Shapes of PyPI's JSON API and npm's registry answers, cut to the fields docsbot reads.
@@ -58,7 +58,7 @@ def test_repositories_are_found_in_every_shape_npm_and_pypi_write_them():
 def test_a_repository_page_is_indexed_as_its_readme_alone(registry, tmp_path):
     """A package whose metadata names only its repository: the entry takes that page (its README) alone, not the
     repository's code, issue and commit pages."""
-    from docsbot.registry import toml_entry
+    from docsbot.fleet.registry import toml_entry
 
     _Registry.packages["bare"] = {"info": {"name": "bare", "project_urls": {"Homepage": "https://github.com/o/bare"}}}
     with httpx.Client() as client:
@@ -149,7 +149,7 @@ def add(registry: str, tmp_path, *args: str) -> subprocess.CompletedProcess:
 
 @pytest.mark.e2e
 def test_docsbot_add_takes_the_pinned_versions_tree_or_says_it_took_the_latest(registry, tmp_path):
-    from docsbot.libraries import load
+    from docsbot.fleet.libraries import load
 
     assert add(registry, tmp_path, "demo==2.0").returncode == 0
     (entry,) = load(tmp_path / "libraries.toml")
@@ -187,7 +187,7 @@ def test_the_registries_themselves_name_documentation_roots():
 
 
 def test_dependency_files_are_read_with_their_ecosystems_own_rules(tmp_path):
-    from docsbot.dependencies import DependencyFileError, read_dependencies
+    from docsbot.fleet.dependencies import DependencyFileError, read_dependencies
 
     (tmp_path / "requirements.txt").write_text(
         "requests==2.31.0 --hash=sha256:abc\nflask>=2,<3  # web\n-r more.txt\n-e ./local\n"

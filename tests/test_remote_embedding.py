@@ -1,4 +1,4 @@
-"""The remote embedding backend (DOCSBOT_EMBEDDING_URL, :class:`docsbot.embedding.OpenAIEmbedder`) against a real
+"""The remote embedding backend (DOCSBOT_EMBEDDING_URL, :class:`docsbot.embedding.models.OpenAIEmbedder`) against a real
 OpenAI-compatible server computing real vectors on this machine: bench/embedding_server.py, the local ONNX model
 behind HTTP, started by the test as a process. Crawls and `docsbot embed` run as processes, as a user runs them,
 against the real docs site of tests/docsite.py and a real PostgreSQL + pgvector."""
@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from docsbot.chunking import embed_text
-from docsbot.embedding import DEFAULT_MODEL, DEFAULT_MODEL_DIRNAME, EmbeddingModelError, FastEmbedEmbedder
+from docsbot.content.chunking import embed_text
+from docsbot.embedding.models import DEFAULT_MODEL, DEFAULT_MODEL_DIRNAME, EmbeddingModelError, FastEmbedEmbedder
 from tests.conftest import ROOT, _default_models_dir, docsbot_env
 from tests.docsite import DocSiteServer
 from tests.test_bench import free_port
@@ -110,7 +110,7 @@ def local_model():
 def remote_env(database_url: str, tmp_path: Path, url: str, **extra: str) -> dict[str, str]:
     """A docsbot process's environment with the remote backend: DOCSBOT_EMBEDDER at its default, so that
     DOCSBOT_EMBEDDING_URL (``url``) selects OpenAIEmbedder; ``extra`` overrides any of it."""
-    backend = {"DOCSBOT_EMBEDDER": "docsbot.embedding.FastEmbedEmbedder", "DOCSBOT_EMBEDDING_URL": url}
+    backend = {"DOCSBOT_EMBEDDER": "docsbot.embedding.models.FastEmbedEmbedder", "DOCSBOT_EMBEDDING_URL": url}
     return docsbot_env(database_url, tmp_path, **{**backend, **extra})
 
 
@@ -151,7 +151,7 @@ def test_vectors_from_the_endpoint_are_the_local_models_normalized(embedding_ser
     the event loop, and L2-normalized even from a server that does not normalize (this one multiplies every vector
     by 3, as Ollama answers unnormalized ones); ``aembed`` sends batch_size texts per request with at most
     ``concurrency`` requests in flight, and works again on a new event loop."""
-    from docsbot.embedding import OpenAIEmbedder
+    from docsbot.embedding.models import OpenAIEmbedder
 
     server = embedding_server("--scale", "3", "--api-key", "secret")
     remote = OpenAIEmbedder(DEFAULT_MODEL, server.url, "secret", batch_size=2, concurrency=3)
@@ -180,7 +180,7 @@ def test_probe_failures_are_one_line_each(embedding_server):
     """Proves: load() (the probe a crawl runs before it starts) turns each misconfiguration into one line naming
     what to fix: the key setting, a model the server does not have, a dimension that is not the server's, a
     server that is not there."""
-    from docsbot.embedding import OpenAIEmbedder
+    from docsbot.embedding.models import OpenAIEmbedder
 
     server = embedding_server("--api-key", "secret")
     cases = [
@@ -311,7 +311,7 @@ def test_vectors_are_read_from_base64_or_from_lists_and_a_bad_one_is_a_clear_err
     import base64
     from types import SimpleNamespace
 
-    from docsbot.embedding import OpenAIEmbedder
+    from docsbot.embedding.models import OpenAIEmbedder
 
     embedder = OpenAIEmbedder(DEFAULT_MODEL, "http://127.0.0.1:9/v1", None, dim=3)
     raw = np.array([[3.0, 4.0, 0.0], [0.0, 0.0, 2.0]], dtype="<f4")

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from docsbot.retry import retry_after_seconds
+from docsbot.downloadermiddlewares.retry import retry_after_seconds
 
 
 @pytest.mark.parametrize(

@@ -1,8 +1,8 @@
 """docsbot's robots.txt middleware checks every request that waited for robots.txt, through Scrapy's public API.
 
-These tests fail when Scrapy changes what :class:`docsbot.middlewares.RobotsTxtMiddleware` relies on: that
-``robot_parser`` is a coroutine function ``process_request`` calls through ``self``, and that once it has returned
-for a host it answers from its cache without downloading robots.txt again."""
+These tests fail when Scrapy changes what :class:`docsbot.downloadermiddlewares.robotstxt.RobotsTxtMiddleware` relies
+on: that ``robot_parser`` is a coroutine function ``process_request`` calls through ``self``, and that once it has
+returned for a host it answers from its cache without downloading robots.txt again."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.http import TextResponse
 from scrapy.utils.test import get_crawler
 
-from docsbot.middlewares import RobotsTxtMiddleware
+from docsbot.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 
 ROBOTS = b"User-agent: *\nDisallow: /private/\n"
 

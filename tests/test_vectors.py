@@ -1,5 +1,5 @@
-"""The embedding queue (docsbot/vectors.py) against a real PostgreSQL + pgvector: chunks without a vector are the
-queue; workers claim them with FOR UPDATE SKIP LOCKED, embed each text once, and lose nothing when stopped."""
+"""The embedding queue (docsbot/embedding/worker.py) against a real PostgreSQL + pgvector: chunks without a vector are
+the queue; workers claim them with FOR UPDATE SKIP LOCKED, embed each text once, and lose nothing when stopped."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from docsbot import store
-from docsbot.chunking import embed_key, embed_text
-from docsbot.embedding import EmbeddingModelError
-from docsbot.vectors import EmbeddingWorker, ModelRunner
+from docsbot.content.chunking import embed_key, embed_text
+from docsbot.embedding.models import EmbeddingModelError
+from docsbot.embedding.worker import EmbeddingWorker, ModelRunner
 from tests.embedders import HashingEmbedder
 
 MODEL = HashingEmbedder.name

@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from docsbot.extract import ExtractionError, extract_page
-from docsbot.workers import ExtractionPool, ExtractionTimeout, ExtractionWorkerDied, extract_body
+from docsbot.content.extract import ExtractionError, extract_page
+from docsbot.content.pool import ExtractionPool, ExtractionTimeout, ExtractionWorkerDied, extract_body
 from tests.test_extract import SPHINX
 
 URL = "http://h/3/library/asyncio-task.html"

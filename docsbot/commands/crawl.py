@@ -5,14 +5,14 @@ that stops because its root URL failed, that was told to stop, or that stored on
 0, so cron, ``make``, Scrapyd and ``&&`` cannot tell it from a good run. This command is Scrapy's, plus two things:
 
 - the exit code is the run's outcome, decided by one rule (:func:`docsbot.refresh.run_outcome`, applied by
-  :class:`docsbot.run.IndexRun` when the spider closes): **0** complete; **1** the run did not finish or could
-  not start (root failed, stopped, model or database unavailable), or a full index stored no page; **3** it
+  :class:`docsbot.extensions.run.IndexRun` when the spider closes): **0** complete; **1** the run did not finish or
+  could not start (root failed, stopped, model or database unavailable), or a full index stored no page; **3** it
   finished but pages were not stored (failed fetches, extractions, writes) or a bookkeeping step could not be
   written; **4** every page is stored but chunks still wait for their vectors (``docsbot embed`` completes
   them). The summary line and ``crawl_runs`` say the same;
 - a :class:`~docsbot.errors.DocsbotError` raised while the run is set up (bad spider argument, unreachable
-  database, unknown library, missing model or browser: the spider and :class:`docsbot.run.IndexRun`) is logged
-  as its message alone, not as asyncio's "Task exception was never retrieved" with a traceback; the crawl does
+  database, unknown library, missing model or browser: the spider and :class:`docsbot.extensions.run.IndexRun`) is
+  logged as its message alone, not as asyncio's "Task exception was never retrieved" with a traceback; the crawl does
   not start and the exit code is 1.
 
 Only public Scrapy API is used: ``CrawlerProcess.create_crawler``, ``crawl`` (whose task or Deferred reports

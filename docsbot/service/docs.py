@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from docsbot.chunking import markdown_blocks
+from docsbot.content.chunking import markdown_blocks
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator

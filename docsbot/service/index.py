@@ -63,7 +63,7 @@ if TYPE_CHECKING:
     import psycopg
 
     from docsbot.config import ProjectSettings
-    from docsbot.embedding import Embedder
+    from docsbot.embedding.models import Embedder
 
 __all__ = ["DocsIndex", "parse_since"]
 
@@ -649,12 +649,11 @@ class DocsIndex:
     def _claim(self, conn: psycopg.Connection, target: store.VersionRow, launch: Launch) -> str | None:
         """Claim ``target`` for ``launch`` as a scheduler claims a due version (no scheduler starts a second run of
         it meanwhile; the run's end releases it). ``None`` when claimed, else who holds it."""
-        from docsbot.service.fleet import DEFAULT_LEASE
         from docsbot.store import fleet as fleet_store
 
         who = f"{socket.gethostname()}:{os.getpid()}:{launch.run_id}"
         return fleet_store.claim_version(
-            conn, target.id, who, DEFAULT_LEASE,
+            conn, target.id, who, fleet_store.DEFAULT_LEASE,
             host_concurrency=int(self.settings.get("DOCSBOT_HOST_CONCURRENCY") or fleet_store.HOST_CONCURRENCY),
             per_run=int(self.settings.get("CONCURRENT_REQUESTS_PER_DOMAIN") or fleet_store.PER_RUN_CONCURRENCY),
         )  # fmt: skip

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from psycopg_pool import ConnectionPool
 
 from docsbot import store
-from docsbot.embedding import embed_query
+from docsbot.embedding.models import embed_query
 from docsbot.service.errors import Invalid, NotFound
 from docsbot.store import version_label
 
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     import psycopg
 
-    from docsbot.embedding import Embedder
+    from docsbot.embedding.models import Embedder
 
 __all__ = [
     "MAX_QUERY_CHARS",

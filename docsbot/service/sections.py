@@ -7,7 +7,7 @@ import bisect
 import re
 from dataclasses import dataclass
 
-from docsbot.chunking import markdown_headings
+from docsbot.content.chunking import markdown_headings
 
 __all__ = [
     "Heading",

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     import psycopg
 
 __all__ = [
+    "DEFAULT_LEASE",
     "BACKOFF_BASE",
     "DueVersion",
     "claim_due",
@@ -124,6 +125,8 @@ def declared_versions(conn: psycopg.Connection, source: str) -> list[dict[str, A
         ).fetchall()
 
 
+# A claimed version is not claimed again before its run ends or this passes.
+DEFAULT_LEASE = timedelta(hours=6)
 CLAIM_LOCK = 0x646F_6373_636C  # pg_advisory_xact_lock key of claims: one claim decides at a time (host budgets)
 # A host's budget, in concurrent requests (the libraries file's host_concurrency of any of its versions, the lowest;
 # else the default), and how many runs of it may hold a claim at once: the budget over each run's per-domain

@@ -96,7 +96,7 @@ class PageStore:
 
     Every page is written in one transaction: page row with its validators, and its chunks replaced, text first
     (a chunk takes over the vector stored for its text, if any; otherwise it waits in the embedding queue,
-    :mod:`docsbot.vectors`). A crash at any point leaves the page as it was before or fully updated. Every
+    :mod:`docsbot.embedding.worker`). A crash at any point leaves the page as it was before or fully updated. Every
     operation is retried alike, by one :class:`RetryPolicy`, and raises
     :class:`StoreUnavailable` when it still fails.
     """
@@ -275,7 +275,7 @@ class PageStore:
         """Upsert the page and, if its content changed, replace its chunks (COPY BINARY), text first: a chunk whose
         ``embed_hash`` (model + embedded text) already has a vector anywhere in the database (any page, version or
         library) takes it over; the others are written without one and wait in the embedding queue
-        (:mod:`docsbot.vectors`). One transaction, retried (see :meth:`_retrying`); raises
+        (:mod:`docsbot.embedding.worker`). One transaction, retried (see :meth:`_retrying`); raises
         :class:`StoreUnavailable` naming the URL when it still cannot be written (the page is then as it was).
 
         A stored page keeps its stored depth. ``item.change`` (added, modified, moved) becomes a ``page_changes``

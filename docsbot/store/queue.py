@@ -1,5 +1,5 @@
-"""The embedding queue: the chunks whose ``embedding`` is NULL. What :mod:`docsbot.vectors`' workers claim, read and
-write, and what ``embed_workers`` records of them. Claims use ``FOR UPDATE SKIP LOCKED`` (procrastinate's and
+"""The embedding queue: the chunks whose ``embedding`` is NULL. What :mod:`docsbot.embedding.worker`' workers claim,
+read and write, and what ``embed_workers`` records of them. Claims use ``FOR UPDATE SKIP LOCKED`` (procrastinate's and
 pgqueuer's way of sharing a PostgreSQL queue between workers: each row goes to one of them, nobody waits).
 """
 

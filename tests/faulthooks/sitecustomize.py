@@ -17,7 +17,7 @@ import time
 _SPEC = os.environ.get("DOCSBOT_TEST_EXTRACT_FAULTS", "")
 
 if _SPEC:
-    import docsbot.extract as _extract
+    import docsbot.content.extract as _extract
 
     _original = _extract.extract_page
     _rules = [part.split(":", 1) for part in _SPEC.split(",") if ":" in part]

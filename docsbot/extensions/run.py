@@ -8,7 +8,7 @@
   (:class:`~docsbot.errors.DocsbotError`) stops ``scrapy crawl`` with exit code 1 before anything is written.
 - ``spider_opened``: loads the stored pages into a :class:`~docsbot.refresh.RefreshLedger`, records the run in
   ``crawl_runs`` (marking an earlier run of the version that never recorded its end as interrupted), starts the
-  run's embedding worker (:mod:`docsbot.vectors`) and, for a full index, the model's loading, which the spider
+  run's embedding worker (:mod:`docsbot.embedding.worker`) and, for a full index, the model's loading, which the spider
   awaits before its first request. A database that stays unavailable here closes the run
   (``database_unavailable``) before any request.
 - ``spider_idle`` (the first time: every page has been fetched and stored or counted): the crawl is done, so the
@@ -44,8 +44,9 @@ from scrapy.utils.misc import load_object
 
 from docsbot import network, store
 from docsbot.arguments import CrawlArguments, CrawlSettings, SpiderArgumentError, parse_duration
-from docsbot.embedding import EmbeddingModelError, load_embedder
-from docsbot.extract import EXTRACTOR_VERSION
+from docsbot.content.extract import EXTRACTOR_VERSION
+from docsbot.embedding.models import EmbeddingModelError, load_embedder
+from docsbot.embedding.worker import EmbeddingWorker, FillStats, ModelRunner, describe_progress, when_mostly_written
 from docsbot.items import PageItem
 from docsbot.refresh import (
     FAILURE_KINDS,
@@ -61,7 +62,6 @@ from docsbot.refresh import (
 )
 from docsbot.render import RenderPolicy, check_rendering
 from docsbot.urls import Scope
-from docsbot.vectors import EmbeddingWorker, FillStats, ModelRunner, describe_progress, when_mostly_written
 
 if TYPE_CHECKING:
     from datetime import timedelta
@@ -70,7 +70,7 @@ if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
     from twisted.python.failure import Failure
 
-    from docsbot.embedding import Embedder
+    from docsbot.embedding.models import Embedder
 
 __all__ = [
     "IndexContext",
@@ -162,8 +162,8 @@ def count_failure(stats: Any, kind: str) -> None:
 
 
 class RunVectors:
-    """The run's own embedding worker (:class:`docsbot.vectors.EmbeddingWorker`) over the version's queue, with
-    its model on a thread of its own (:class:`docsbot.vectors.ModelRunner`, ``DOCSBOT_EMBED_NICE``).
+    """The run's own embedding worker (:class:`docsbot.embedding.worker.EmbeddingWorker`) over the version's queue, with
+    its model on a thread of its own (:class:`docsbot.embedding.worker.ModelRunner`, ``DOCSBOT_EMBED_NICE``).
 
     By default it starts once the crawl is done (:meth:`drain`: every page stored and searchable by text), then
     empties the queue and returns: on a machine the crawl keeps busy (extraction and chunking in worker
@@ -396,7 +396,7 @@ class IndexRun:
 
     @staticmethod
     def _rendering(crawler: Crawler, mode: str) -> RenderPolicy:
-        """Which pages go through the browser (docsbot.downloader.DownloadHandler hands them to scrapy-playwright's
+        """Which pages go through the browser (docsbot.core.handler.DownloadHandler hands them to scrapy-playwright's
         handler); with any, whether that can work here is checked now, before anything is fetched."""
         settings = crawler.settings
         try:
@@ -553,7 +553,7 @@ class IndexRun:
 
     async def _graph_when_ready(self, done: asyncio.Event) -> None:
         """While the queue drains (until ``done``): the version's HNSW graph, if it has none, built once the run's
-        worker has written most of the vectors this run queued (:func:`docsbot.vectors.when_mostly_written`;
+        worker has written most of the vectors this run queued (:func:`docsbot.embedding.worker.when_mostly_written`;
         ``ensure_vector_indexes`` checks the share in the database again). A failure is a warning, as at the end of
         the run, which builds whatever is still missing."""
         loop = asyncio.get_running_loop()

@@ -1,6 +1,6 @@
 """HTML → Markdown off the reactor thread: :class:`ExtractionPool`, one worker pool per crawl.
 
-Extraction (:func:`docsbot.extract.extract_page`) costs about 26 ms of CPU per Python-docs page here (13.8 s for
+Extraction (:func:`docsbot.content.extract.extract_page`) costs about 26 ms of CPU per Python-docs page here (13.8 s for
 the 530 pages, 2026-11-25). Its converter is html-to-markdown (Rust): 1.7 s of those 13.8; the rest is lxml's
 parsing and serializing, and docsbot's own walks over the tree in Python (chrome, symbols, anchors, slimming) and
 canonical URLs. With markdownify the same pages took 25.1 s, about half of it markdownify and BeautifulSoup (and
@@ -28,14 +28,14 @@ Operationally:
 - Workers start on first use (an all-304 refresh starts none) from multiprocessing's ``forkserver`` where it
   exists (Linux, macOS), else ``spawn``; never ``fork``: the crawler process has threads (Scrapy's DNS and
   embedding threads, psycopg pools) whose locks a forked child could inherit held. The fork server is a clean
-  interpreter that imports :mod:`docsbot.extract` once; each worker is forked from it. Nothing of the spider or
+  interpreter that imports :mod:`docsbot.content.extract` once; each worker is forked from it. Nothing of the spider or
   crawler is pickled: a task is ``(body bytes, url, encoding)`` and its result an
-  :class:`~docsbot.extract.ExtractedPage`. Workers import the parent's main module only as ``__mp_main__``
+  :class:`~docsbot.content.extract.ExtractedPage`. Workers import the parent's main module only as ``__mp_main__``
   (``python -m scrapy`` not even that), and ``scrapy``'s console script and Scrapyd's ``scrapyd.runner`` keep
   their work behind ``if __name__ == "__main__"``; they get the parent's ``sys.path``, so a Scrapyd job's egg
   too (tests/test_deploy.py indexes through Scrapyd with this pool).
 - The process pool is pebble's ``ProcessPool`` (a maintained library; the standard ``ProcessPoolExecutor`` can
-  neither stop one task nor survive a dead worker). :class:`~docsbot.extract.ExtractionError` raised in a worker
+  neither stop one task nor survive a dead worker). :class:`~docsbot.content.extract.ExtractionError` raised in a worker
   is re-raised to the caller unchanged. A worker that dies (killed, out of memory, a crash in a C library) fails
   its page with :class:`ExtractionWorkerDied`; a page whose extraction runs longer than ``DOCSBOT_EXTRACT_TIMEOUT``
   seconds (a pathological document that makes the converter loop) has its worker stopped and fails with
@@ -65,10 +65,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pebble import ProcessExpired, ProcessPool
 from scrapy import signals
 
-from docsbot.changes import PageDiff, page_diff, symbol_doc_hashes
-from docsbot.chunking import Chunker, Definition, TextChunk, definitions, own_vectors
+from docsbot.content.changes import PageDiff, page_diff, symbol_doc_hashes
+from docsbot.content.chunking import Chunker, Definition, TextChunk, definitions, own_vectors
+from docsbot.content.extract import ExtractedPage, extract_page
 from docsbot.errors import DocsbotError
-from docsbot.extract import ExtractedPage, extract_page
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -108,11 +108,11 @@ class ExtractionTimeout(ExtractionWorkerDied):
 
 
 def extract_body(body: bytes, url: str, encoding: str | None, keep_html: bool = False) -> ExtractedPage:
-    """:func:`~docsbot.extract.extract_page` of a response body: what a worker runs. ``encoding`` is the
+    """:func:`~docsbot.content.extract.extract_page` of a response body: what a worker runs. ``encoding`` is the
     response's (``TextResponse.encoding``: HTTP header, BOM, ``<meta>`` or detection); ``None`` means UTF-8.
     With ``keep_html``, the page carries ``body`` zlib-compressed (level 6: the Python docs' 48 MiB of HTML make
     7 MiB in 0.8 s of CPU, spent here in the worker, not on the reactor). Raises
-    :class:`~docsbot.extract.ExtractionError`."""
+    :class:`~docsbot.content.extract.ExtractionError`."""
     page = extract_page(body, url, encoding=encoding)
     if keep_html:
         page.html = zlib.compress(body, 6)
@@ -121,7 +121,7 @@ def extract_body(body: bytes, url: str, encoding: str | None, keep_html: bool = 
 
 @dataclass(frozen=True)
 class ChunkerSpec:
-    """How a worker builds the run's :class:`~docsbot.chunking.Chunker`: chunks of at most ``max_tokens`` tokens
+    """How a worker builds the run's :class:`~docsbot.content.chunking.Chunker`: chunks of at most ``max_tokens`` tokens
     of the tokenizer saved at ``tokenizer_file`` (a ``tokenizer.json``; ``None``: characters / 4). A path, not the
     tokenizer: a task pickles a few bytes, and each worker loads the file once."""
 
@@ -133,8 +133,8 @@ _chunkers: dict[ChunkerSpec, Chunker] = {}
 
 
 def chunk_markdown(markdown: str, anchors: list[tuple[int, str]], spec: ChunkerSpec) -> list[TextChunk]:
-    """:meth:`Chunker.chunks <docsbot.chunking.Chunker.chunks>` with the chunker ``spec`` describes, built once per
-    process (with its cache of word token counts): what a worker runs. About 9 ms of CPU per Python-docs page here
+    """:meth:`Chunker.chunks <docsbot.content.chunking.Chunker.chunks>` with the chunker ``spec`` describes, built once
+    per process (with its cache of word token counts): what a worker runs. About 9 ms of CPU per Python-docs page here
     (14 ms while each page was encoded whole, 60 ms while semantic-text-splitter tokenized every candidate chunk
     itself; on the reactor thread that held a full index's crawl)."""
     chunker = _chunkers.get(spec)
@@ -151,8 +151,8 @@ def chunk_markdown(markdown: str, anchors: list[tuple[int, str]], spec: ChunkerS
 @dataclass(frozen=True)
 class ChunkedPage:
     """What :func:`chunk_page` makes of a page: its ``chunks``, the ``definitions`` embedded on their own beside them
-    (:func:`~docsbot.chunking.own_vectors`; none when definitions are off) and ``symbol_hashes``
-    (:func:`~docsbot.changes.symbol_doc_hashes`)."""
+    (:func:`~docsbot.content.chunking.own_vectors`; none when definitions are off) and ``symbol_hashes``
+    (:func:`~docsbot.content.changes.symbol_doc_hashes`)."""
 
     chunks: list[TextChunk]
     definitions: list[Definition]
@@ -168,8 +168,8 @@ def chunk_page(
 ) -> ChunkedPage:
     """A page's chunks (:func:`chunk_markdown`), its definitions of at most ``definition_chars`` characters (0: none)
     and its symbols' documentation hashes, in one task: the three read the same Markdown, which
-    :func:`docsbot.commonmark.parse` then parses once (on the reactor thread the definitions' parse cost about 2 s
-    of the Python docs' full index, 2026-11-27)."""
+    :func:`docsbot.content.commonmark.parse` then parses once (on the reactor thread the definitions' parse cost about 2
+    s of the Python docs' full index, 2026-11-27)."""
     chunks = chunk_markdown(markdown, anchors, spec)
     found: list[Definition] = []
     if definition_chars > 0:
@@ -178,7 +178,7 @@ def chunk_page(
 
 
 def diff_markdown(old: str, new: str, anchors: list[tuple[int, str]], max_bytes: int) -> PageDiff:
-    """:func:`docsbot.changes.page_diff`: what a worker runs for a page whose stored text a refresh replaces."""
+    """:func:`docsbot.content.changes.page_diff`: what a worker runs for a page whose stored text a refresh replaces."""
     return page_diff(old, new, anchors, max_bytes)
 
 
@@ -186,7 +186,7 @@ def _mp_context() -> multiprocessing.context.BaseContext:
     if "forkserver" in multiprocessing.get_all_start_methods():
         ctx = multiprocessing.get_context("forkserver")
         # The fork server imports extraction once (not the parent's __main__); workers are forked from it.
-        ctx.set_forkserver_preload(["docsbot.extract", "docsbot.chunking", "docsbot.changes"])
+        ctx.set_forkserver_preload(["docsbot.content.extract", "docsbot.content.chunking", "docsbot.content.changes"])
         return ctx
     return multiprocessing.get_context("spawn")
 
@@ -259,7 +259,7 @@ class ExtractionPool:
         """The page extracted from ``body`` (the response's bytes, ``encoding`` as Scrapy resolved it), carrying
         ``body`` compressed with ``keep_html`` (:func:`extract_body`).
 
-        Raises :class:`~docsbot.extract.ExtractionError` (empty or unparseable document) and
+        Raises :class:`~docsbot.content.extract.ExtractionError` (empty or unparseable document) and
         :class:`ExtractionWorkerDied` (the worker exited before answering).
         """
         self._count("docsbot/extract/pages")

@@ -4,7 +4,7 @@ The model runs on the CPU and is slow next to crawling (about 15-30 chunks of 25
 cores), so it is loaded lazily: fastembed and onnxruntime are imported only when a text is embedded (or the
 tokenizer or dimension of a model without local files is asked for), and a refresh in which nothing changed
 never imports them. The tokenizer of a local model comes from its ``tokenizer.json`` (``tokenizers``). Callers
-run :meth:`embed` off the reactor thread (see :class:`docsbot.vectors.ModelRunner`). Nothing here downloads a
+run :meth:`embed` off the reactor thread (see :class:`docsbot.embedding.worker.ModelRunner`). Nothing here downloads a
 model: a model that is not provisioned is an :class:`EmbeddingModelError` naming the directory and the command
 that provisions it. :class:`OpenAIEmbedder` sends texts to any OpenAI-compatible ``/v1/embeddings`` endpoint
 instead.
@@ -52,7 +52,8 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
-DEFAULT_EMBEDDER = "docsbot.embedding.FastEmbedEmbedder"
+DEFAULT_EMBEDDER = "docsbot.embedding.models.FastEmbedEmbedder"
+_FORMER_DEFAULT_EMBEDDER = "docsbot.embedding.FastEmbedEmbedder"  # the same class, named before it moved
 # Where `make model` puts the offline export of DEFAULT_MODEL, under DOCSBOT_MODELS_DIR.
 DEFAULT_MODEL_DIRNAME = "all-MiniLM-L6-v2"
 # Vector dimensions of models docsbot knows (lower-cased names): a first run binds a version to its model without
@@ -79,7 +80,7 @@ class Embedder(Protocol):
     model is provisioned, run before a crawl starts), ``aembed(texts)`` (a coroutine, for backends that wait on
     the network: called on the event loop instead of a thread), ``aclose()`` (a coroutine closing what ``aembed``
     opened, awaited on its event loop when a worker ends) and ``concurrency`` (claims worth having in flight at
-    once, :class:`docsbot.vectors.EmbeddingWorker`)."""
+    once, :class:`docsbot.embedding.worker.EmbeddingWorker`)."""
 
     name: str
 
@@ -574,7 +575,7 @@ class OpenAIEmbedder:
 
     async def aclose(self) -> None:
         """Close the asynchronous client's connections (call it on the event loop that used it, before that loop
-        ends: :meth:`docsbot.vectors.ModelRunner.aclose`); a later call opens new ones."""
+        ends: :meth:`docsbot.embedding.worker.ModelRunner.aclose`); a later call opens new ones."""
         client, loop = self._async, self._loop
         self._async = self._limit = self._loop = None
         if client is not None and loop is asyncio.get_running_loop():
@@ -630,7 +631,7 @@ def load_embedder(settings: BaseSettings) -> Embedder:
     ``ValueError``/``ImportError``/``AttributeError`` for a path that names no class, and
     :class:`EmbeddingModelError` for a model that is not provisioned."""
     path = settings.get("DOCSBOT_EMBEDDER")
-    if settings.get("DOCSBOT_EMBEDDING_URL") and path in (None, "", DEFAULT_EMBEDDER):
+    if settings.get("DOCSBOT_EMBEDDING_URL") and path in (None, "", DEFAULT_EMBEDDER, _FORMER_DEFAULT_EMBEDDER):
         return OpenAIEmbedder.from_settings(settings)
     if not isinstance(path, str):  # a class given directly, as Scrapy's load_object accepts
         return path.from_settings(settings)

@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Literal
 
-from docsbot.chunking import markdown_headings
+from docsbot.content.chunking import markdown_headings
 
 __all__ = ["DEFAULT_DIFF_BYTES", "PageDiff", "SectionChange", "page_diff", "sections_of", "symbol_doc_hashes"]
 
@@ -87,8 +87,8 @@ def page_diff(
     old: str, new: str, anchors: list[tuple[int, str]] | None = None, max_bytes: int = DEFAULT_DIFF_BYTES
 ) -> PageDiff:
     """The sections whose text differs between ``old`` and ``new`` Markdown and a unified diff of the two.
-    ``anchors``: the new page's ``(offset, id)`` anchors (:attr:`docsbot.extract.ExtractedPage.anchors`), which name
-    a changed section by the id of its heading. Linear in the pages' sizes but for the diff itself
+    ``anchors``: the new page's ``(offset, id)`` anchors (:attr:`docsbot.content.extract.ExtractedPage.anchors`), which
+    name a changed section by the id of its heading. Linear in the pages' sizes but for the diff itself
     (:mod:`difflib`, on lines)."""
     started = time.process_time()
     before = {key: body for key, _, _, body in sections_of(old)}

@@ -45,7 +45,7 @@ from pydantic import Field
 
 from docsbot import store
 from docsbot.config import ProjectSettings
-from docsbot.embedding import load_embedder
+from docsbot.embedding.models import load_embedder
 from docsbot.errors import DocsbotError
 from docsbot.service import (
     MAX_QUERY_CHARS,
@@ -451,7 +451,7 @@ def serve(
     ``allowed_networks``: what crawls started from the network may reach besides public addresses
     (``--allow-network``, ``*`` for ``--allow-private-networks``), added to ``DOCSBOT_ALLOWED_NETWORKS``. Raises
     :class:`UsageError` for a bad address or a non-loopback bind without ``DOCSBOT_MCP_TOKEN``,
-    :class:`docsbot.store.DatabaseError` / :class:`docsbot.embedding.EmbeddingModelError` when the database or
+    :class:`docsbot.store.DatabaseError` / :class:`docsbot.embedding.models.EmbeddingModelError` when the database or
     the model cannot be reached, before anything is served."""
     name = "docsbot serve" if pages is not None else "docsbot mcp"
     token = os.environ.get(TOKEN_ENV, "").strip() or None

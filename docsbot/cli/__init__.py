@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
     import psycopg
 
-    from docsbot.embedding import Embedder
+    from docsbot.embedding.models import Embedder
     from docsbot.service import DocsIndex, RunInfo
 
 __all__ = ["main"]
@@ -69,7 +69,7 @@ def _load_in_background(embedder: Embedder) -> threading.Thread:
     while it reads the model). A failure is left for the search itself to raise. A backend that embeds over the
     network (it has ``aembed``) has nothing to load: no warm-up request is sent."""
 
-    from docsbot.embedding import embed_query
+    from docsbot.embedding.models import embed_query
 
     def load() -> None:
         if getattr(embedder, "aembed", None) is not None:
@@ -83,7 +83,7 @@ def _load_in_background(embedder: Embedder) -> threading.Thread:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from docsbot.embedding import load_embedder
+    from docsbot.embedding.models import load_embedder
 
     settings = _settings()
     embedder = load_embedder(settings)  # the query path imports neither fastembed nor scrapy
@@ -167,7 +167,7 @@ _VECTOR_INDEX = {
 
 def cmd_status(args: argparse.Namespace) -> int:
     from docsbot import store
-    from docsbot.vectors import describe_progress
+    from docsbot.embedding.worker import describe_progress
 
     try:
         with _index() as index:
@@ -230,8 +230,8 @@ def cmd_add(args: argparse.Namespace) -> int:
     """Find a package's documentation root from its registry and add it to the libraries file."""
     import httpx
 
-    from docsbot.libraries import DEFAULT_FILE, LibrariesFileError
-    from docsbot.registry import RegistryError, resolve, toml_entry
+    from docsbot.fleet.libraries import DEFAULT_FILE, LibrariesFileError
+    from docsbot.fleet.registry import RegistryError, resolve, toml_entry
 
     name, spec = _package_spec(args.package, args.ecosystem)
     path = Path(args.file or DEFAULT_FILE)
@@ -259,11 +259,11 @@ def cmd_add(args: argparse.Namespace) -> int:
 
 
 def _append_entries(path: Path, found: list, refresh: str | None = None) -> list:
-    """Append the resolutions of ``found`` (:class:`docsbot.registry.Resolution`) that ``path`` does not declare
+    """Append the resolutions of ``found`` (:class:`docsbot.fleet.registry.Resolution`) that ``path`` does not declare
     yet to the libraries file ``path`` (created when missing), then read it back; on any error the file is left as
-    it was and :class:`~docsbot.libraries.LibrariesFileError` raised. Returns those appended."""
-    from docsbot.libraries import LibrariesFileError, load
-    from docsbot.registry import toml_entry
+    it was and :class:`~docsbot.fleet.libraries.LibrariesFileError` raised. Returns those appended."""
+    from docsbot.fleet.libraries import LibrariesFileError, load
+    from docsbot.fleet.registry import toml_entry
 
     before = path.read_text(encoding="utf-8") if path.exists() else None
     labels = {e.label for e in load(path)} if before is not None else set()
@@ -294,8 +294,8 @@ def _sync_from(files: list[str], path: Path) -> int:
     how many could not be resolved."""
     import httpx
 
-    from docsbot.dependencies import DependencyFileError, read_dependencies
-    from docsbot.registry import RegistryError, resolve
+    from docsbot.fleet.dependencies import DependencyFileError, read_dependencies
+    from docsbot.fleet.registry import RegistryError, resolve
 
     found, missed = [], 0
     with httpx.Client(timeout=20, follow_redirects=True, headers={"User-Agent": "docsbot"}) as client:
@@ -339,7 +339,7 @@ def cmd_docs(args: argparse.Namespace) -> int:
     """A library version's docs on a topic (or its overview) within a token budget, as Markdown or JSON: what the
     MCP tool get_docs answers."""
     from docsbot import store
-    from docsbot.embedding import load_embedder
+    from docsbot.embedding.models import load_embedder
     from docsbot.service import DocsIndex, Invalid, NotFound
 
     library, version = _library_version(args.library)
@@ -501,11 +501,11 @@ def _page_path(url: str, root_url: str) -> str:
     return "/".join(part for part in rel.split("/") if part not in ("", ".", ".."))
 
 
-def _fleet(args: argparse.Namespace):  # noqa: ANN202 - docsbot.service.fleet.Fleet
+def _fleet(args: argparse.Namespace):  # noqa: ANN202 - docsbot.fleet.scheduler.Fleet
     import os
 
     from docsbot import store
-    from docsbot.service.fleet import Fleet
+    from docsbot.fleet.scheduler import Fleet
 
     settings = _settings()
     scrapyd = args.scrapyd or [u for u in os.environ.get("DOCSBOT_SCRAPYD_URLS", "").split() if u]
@@ -525,7 +525,7 @@ def cmd_sync(args: argparse.Namespace) -> int:
     import logging
 
     from docsbot import store
-    from docsbot.libraries import DEFAULT_FILE, load
+    from docsbot.fleet.libraries import DEFAULT_FILE, load
 
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s: %(message)s", stream=sys.stderr)
     fleet = _fleet(args)
@@ -536,7 +536,7 @@ def cmd_sync(args: argparse.Namespace) -> int:
         if args.due:
             print("docsbot sync: --from adds to a libraries file; --due reads none", file=sys.stderr)
             return 2
-        from docsbot.libraries import LibrariesFileError
+        from docsbot.fleet.libraries import LibrariesFileError
 
         try:
             missed = _sync_from(args.from_files, Path(args.file or DEFAULT_FILE))
@@ -598,7 +598,7 @@ def cmd_scheduler(args: argparse.Namespace) -> int:
     import logging
     import signal
 
-    from docsbot.service.fleet import Scheduler
+    from docsbot.fleet.scheduler import Scheduler
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s: %(message)s", stream=sys.stderr)
     scheduler = Scheduler(_fleet(args), interval=args.interval)
@@ -640,7 +640,8 @@ def cmd_db_migrate(args: argparse.Namespace) -> int:
 
 
 def cmd_embed(args: argparse.Namespace) -> int:
-    """Give the chunks waiting in the queue their vectors (docsbot.vectors), then exit; --follow keeps waiting."""
+    """Give the chunks waiting in the queue their vectors (docsbot.embedding.worker), then exit; --follow keeps
+    waiting."""
     import asyncio
     import logging
     import time
@@ -648,9 +649,9 @@ def cmd_embed(args: argparse.Namespace) -> int:
     import psycopg
 
     from docsbot import store
-    from docsbot.embedding import load_embedder
-    from docsbot.run import GRAPH_WAIT_SECONDS
-    from docsbot.vectors import EmbeddingWorker, FillStats, ModelRunner, when_mostly_written
+    from docsbot.embedding.models import load_embedder
+    from docsbot.embedding.worker import EmbeddingWorker, FillStats, ModelRunner, when_mostly_written
+    from docsbot.extensions.run import GRAPH_WAIT_SECONDS
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s: %(message)s", stream=sys.stderr)
     settings = _settings()
@@ -733,7 +734,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    from docsbot.mcp_server import UsageError, serve  # the MCP SDK is imported only by this command
+    from docsbot.mcp.server import UsageError, serve  # the MCP SDK is imported only by this command
 
     try:
         return serve(http=args.http, allow_refresh=args.allow_refresh, allowed_networks=_allowed_networks(args))
@@ -743,7 +744,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from docsbot.mcp_server import UsageError, serve  # the MCP SDK, Starlette and Jinja2 only for this command
+    from docsbot.mcp.server import UsageError, serve  # the MCP SDK, Starlette and Jinja2 only for this command
     from docsbot.web import build_app
 
     try:

@@ -56,7 +56,7 @@ __all__ = [
 # gi-docgen's enum members with their ids as anchors, Python's tables of constants); Markdown unchanged; 8: the chunker
 # reads code fences by CommonMark's rules (a ```` block, which html-to-markdown writes around code holding ```, is
 # not closed by a ``` line, nor a block by a line with an info string): a heading inside such a block is code, not a
-# section; Markdown unchanged; 9: headings read by markdown-it-py (docsbot.commonmark): a heading path keeps the
+# section; Markdown unchanged; 9: headings read by markdown-it-py (docsbot.content.commonmark): a heading path keeps the
 # names its headings show (__slots__, _thread, CMAKE_<LANG>_FLAGS, pack-*.idx, "N * 4 bytes"), which the regular
 # expressions had cut ("_slots_", "thread", "CMAKE<LANG>FLAGS"); chunk boundaries and Markdown unchanged (checked on
 # the 3,847 pages of make eval's six corpora: 222 headings read otherwise, every chunk's text and offset the same).
@@ -214,7 +214,7 @@ class ExtractedPage:
     ``anchors`` (document order) and ``symbols`` come from the HTML ids of the main content; ``link_share`` is
     the share of the main content's text that sits inside links (0.0-1.0): an index or table of contents is
     mostly links, a content page is not. ``html``: the HTML it was extracted from, zlib-compressed, when the
-    caller keeps it (:func:`docsbot.workers.extract_body`).
+    caller keeps it (:func:`docsbot.content.pool.extract_body`).
     """
 
     title: str

@@ -10,11 +10,11 @@ so requests can go to Scrapy's disk queues).
 - **Doxygen's menu** (``menudata.js`` beside the root page, ``DOCSBOT_DOXYGEN_MENU``): drawn by JavaScript, so the
   pages only it links have no ``<a href>`` anywhere (23 of lmdb-doc's 57 pages).
 
-Each is requested on the root URL's host and port only (redirect hops included: :class:`~docsbot.middlewares.
-ScopeMiddleware`). One a refresh stored (:class:`docsbot.store.SeedFile`) is revalidated with its validators
-(RFC 9110 §13.1.1-2), as a page is, and its 304 seeds the crawl from the links stored with it: an unchanged refresh
-downloads no seed file. The URLs a seed file lists become seeds at depth 0, through the spider's ``_requests``
-(the refresh rules plan them like any link).
+Each is requested on the root URL's host and port only (redirect hops included:
+:class:`~docsbot.downloadermiddlewares.scope. ScopeMiddleware`). One a refresh stored (:class:`docsbot.store.SeedFile`)
+is revalidated with its validators (RFC 9110 §13.1.1-2), as a page is, and its 304 seeds the crawl from the links stored
+with it: an unchanged refresh downloads no seed file. The URLs a seed file lists become seeds at depth 0, through the
+spider's ``_requests`` (the refresh rules plan them like any link).
 """
 
 from __future__ import annotations
@@ -30,7 +30,9 @@ from scrapy.http import HtmlResponse
 from scrapy.utils.gz import gunzip, gzip_magic_number
 from scrapy.utils.sitemap import Sitemap
 
-from docsbot.middlewares import SEED_FILE_META_KEY, VALIDATORS_META_KEY, NotModified, RobotsTxtMiddleware, header_value
+from docsbot.downloadermiddlewares import SEED_FILE_META_KEY, VALIDATORS_META_KEY, header_value
+from docsbot.downloadermiddlewares.conditional import NotModified
+from docsbot.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from docsbot.store import SeedFile, StoreUnavailable
 from docsbot.urls import InvalidURL, canonical_url
 
@@ -50,7 +52,8 @@ _MARKDOWN_LINK = re.compile(r"\[[^\]\n]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\
 
 class SeedFiles:
     """The seed-file requests and callbacks of the docs spider (mixed into it). Uses the spider's ``context``
-    (:class:`~docsbot.run.IndexContext`), ``args``, ``settings``, ``crawler`` and ``_requests(urls, depth)``."""
+    (:class:`~docsbot.extensions.run.IndexContext`), ``args``, ``settings``, ``crawler`` and ``_requests(urls,
+    depth)``."""
 
     context: Any
     args: Any

@@ -15,7 +15,7 @@ Datasette's pages: every page's URL holds its whole query, and every page has a 
   and diffs, deleted, moved), with an Atom feed of the same (``/changes.atom?…``);
 - ``/page?url=…&section=…``: a stored page's Markdown rendered (HTML in the Markdown is shown as text, never run),
   its sections, when it was last checked and written;
-- ``/mcp``: the MCP server of :mod:`docsbot.mcp_server`, with the same tools as ``docsbot mcp``.
+- ``/mcp``: the MCP server of :mod:`docsbot.mcp.server`, with the same tools as ``docsbot mcp``.
 
 The MCP server's rules apply to the whole process: it binds 127.0.0.1 unless given a host; any other address needs
 ``DOCSBOT_MCP_TOKEN``, and then every request must carry it, as ``Authorization: Bearer <token>`` (scripts, MCP
@@ -194,7 +194,7 @@ def safe_href(url: Any) -> str:
 
 def _templates() -> Environment:
     env = Environment(
-        loader=PackageLoader("docsbot", "templates"),
+        loader=PackageLoader("docsbot.web", "templates"),
         autoescape=select_autoescape(["html"]),
         trim_blocks=True,
         lstrip_blocks=True,
@@ -757,7 +757,7 @@ def build_app(index: DocsIndex, mcp: MCPServer | None, token: str | None, host: 
     """The ASGI app of ``docsbot serve``: the pages, their JSON twins, ``/static/`` (the pages' script and style),
     ``/login`` when a token is set, and ``/mcp`` (``mcp``'s Streamable HTTP transport, its session manager run by
     this app's lifespan) when given."""
-    from docsbot.mcp_server import is_loopback, transport_security
+    from docsbot.mcp.server import is_loopback, transport_security
 
     settings = getattr(index, "settings", None) or {}
     max_age = int(float(settings.get("DOCSBOT_WEB_SESSION_HOURS", 12) or 12) * 3600)
@@ -819,7 +819,7 @@ async def _static(request: Request) -> Response:
     if name not in _STATIC:
         return PlainResponse(404, "no such file here")
     if name not in _static_files:
-        _static_files[name] = (resources.files("docsbot") / "static" / name).read_bytes()
+        _static_files[name] = (resources.files("docsbot.web") / "static" / name).read_bytes()
     return Response(_static_files[name], media_type=_STATIC[name], headers={"Cache-Control": "max-age=3600"})
 
 

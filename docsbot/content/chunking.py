@@ -28,14 +28,14 @@ from typing import TYPE_CHECKING
 
 from semantic_text_splitter import MarkdownSplitter
 
-from docsbot.commonmark import fences, parse
+from docsbot.content.commonmark import fences, parse
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from tokenizers import Tokenizer
 
-    from docsbot.commonmark import Heading
+    from docsbot.content.commonmark import Heading
 
 __all__ = [
     "DEFINITION_CHARS",
@@ -104,8 +104,8 @@ def definitions(
     """The page's definitions, each to be embedded on its own: a chunk fills the model's token limit, so a
     reference page's chunk holds three to six definitions and its vector matches none of them well.
 
-    ``symbols``: ``(name, anchor)`` or ``(name, anchor, offset)`` (:class:`docsbot.extract.Symbol`; ``offset``: the
-    character offset in ``markdown`` where the definition's text starts, ``None`` when unknown). Without an
+    ``symbols``: ``(name, anchor)`` or ``(name, anchor, offset)`` (:class:`docsbot.content.extract.Symbol`; ``offset``:
+    the character offset in ``markdown`` where the definition's text starts, ``None`` when unknown). Without an
     offset, a symbol starts at its anchor's offset (``anchors``: ``(offset, id)``), if it is the only symbol of
     that anchor: one a heading's anchor gives to every option of its section (git's terms) starts nowhere in
     particular, and a page's own item (rustdoc's ``main-content``) is the whole page. A definition is its name or
@@ -292,8 +292,8 @@ class Chunker:
         No chunk spans a heading that is not a descendant of the heading it starts under, so its heading path
         is true of all of its text: a section and its subsections share a chunk when they fit together,
         sibling sections never do. ``anchors``: (character offset in ``markdown``, HTML id) of headings and
-        definitions, in order (:attr:`docsbot.extract.ExtractedPage.anchors`); each chunk gets the id of the last
-        one that starts before the end of the chunk's first line.
+        definitions, in order (:attr:`docsbot.content.extract.ExtractedPage.anchors`); each chunk gets the id of the
+        last one that starts before the end of the chunk's first line.
         """
         text = self._split_long_code_blocks(markdown)
         located = _locate_anchors(markdown, text, anchors)
@@ -530,5 +530,5 @@ def _locate_anchors(original: str, text: str, anchors: Sequence[tuple[int, str]]
 
 
 def markdown_headings(text: str) -> list[tuple[int, int, str]]:
-    """(character offset, level, text) of each ATX heading outside fenced code (:mod:`docsbot.commonmark`)."""
+    """(character offset, level, text) of each ATX heading outside fenced code (:mod:`docsbot.content.commonmark`)."""
     return [(h.offset, h.level, h.text) for h in parse(text).headings]

@@ -16,11 +16,11 @@ mean equal vectors, on any page of any version or library) or is written without
 A worker killed at any moment loses nothing: its transaction is rolled back, its rows are unlocked, and the next
 worker (or the next run) claims them again; a text whose vector was committed is never embedded again. Workers on
 several machines (Scrapyd nodes, a GPU box) share one database; the crawl runs one of its own
-(:class:`docsbot.run.IndexRun`) and ``docsbot embed`` runs one anywhere.
+(:class:`docsbot.extensions.run.IndexRun`) and ``docsbot embed`` runs one anywhere.
 
 The model runs on a thread of its own (:class:`ModelRunner`), at a lower CPU priority than the crawl, so that
 storing pages (what makes them searchable) comes first on a busy machine; an embedder that speaks HTTP
-(:class:`docsbot.embedding.OpenAIEmbedder`) runs on the event loop with several requests in flight instead.
+(:class:`docsbot.embedding.models.OpenAIEmbedder`) runs on the event loop with several requests in flight instead.
 
 Each worker records what it does in ``embed_workers`` (texts embedded, chunks written, rate), which
 ``docsbot status`` and the MCP server's ``list_libraries`` read to show progress and time left.
@@ -44,8 +44,8 @@ import psycopg
 from pgvector.psycopg import register_vector_async
 from psycopg_pool import AsyncConnectionPool
 
-from docsbot.chunking import embed_key, embed_text
-from docsbot.embedding import EmbeddingModelError
+from docsbot.content.chunking import embed_key, embed_text
+from docsbot.embedding.models import EmbeddingModelError
 from docsbot.store import READY_WAITING, RetryPolicy
 from docsbot.store import queue as chunk_queue
 from docsbot.store.connection import gave_up
@@ -55,7 +55,7 @@ if TYPE_CHECKING:
 
     import numpy as np
 
-    from docsbot.embedding import Embedder
+    from docsbot.embedding.models import Embedder
 
 __all__ = ["EmbeddingWorker", "FillStats", "ModelRunner", "describe_progress", "when_mostly_written"]
 
@@ -113,7 +113,7 @@ class ModelRunner:
     - An embedder with ``aembed`` (an HTTP backend) is awaited on the event loop instead.
 
     :meth:`load` loads the model once (``embedder.load()`` when the embedder has one) and raises
-    :class:`~docsbot.embedding.EmbeddingModelError` when it cannot; :meth:`embed` returns float32 vectors of
+    :class:`~docsbot.embedding.models.EmbeddingModelError` when it cannot; :meth:`embed` returns float32 vectors of
     shape (len(texts), dim).
     """
 

@@ -1,10 +1,4 @@
-"""Item pipelines, in order: chunk (300) → store (500).
-
-Each gets the run's :class:`docsbot.run.IndexContext` (version, page store, embedder, refresh ledger) once, when
-it is built (``NotConfigured`` without the docs spider); a 304 never reaches them (see
-:mod:`docsbot.middlewares`). Nothing here waits for the embedding model: a page is stored text first, and its
-chunks without a vector wait in the embedding queue, which the run's worker drains (:mod:`docsbot.vectors`).
-"""
+"""The chunk pipeline (300): a changed page's Markdown → chunks and definitions, each with the text the model embeds."""
 
 from __future__ import annotations
 
@@ -16,16 +10,18 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 
-from docsbot.chunking import context_line, embed_key, embed_text
-from docsbot.items import Chunk, PageChange, PageGone, PageItem
-from docsbot.run import PageNotStored, index_context
+from docsbot.content.chunking import context_line, embed_key, embed_text
+from docsbot.content.pool import ChunkerSpec, ExtractionPool, ExtractionWorkerDied
+from docsbot.extensions.run import PageNotStored, index_context
+from docsbot.items import Chunk, PageChange, PageItem
 from docsbot.store import StoreUnavailable
-from docsbot.workers import ChunkerSpec, ExtractionPool, ExtractionWorkerDied
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-__all__ = ["ChunkPipeline", "StorePipeline"]
+    from docsbot.items import PageGone
+
+__all__ = ["ChunkPipeline"]
 
 logger = logging.getLogger(__name__)
 
@@ -39,16 +35,16 @@ class ChunkPipeline:
     (``item.changed = False``, :meth:`docsbot.refresh.RefreshLedger.content_unchanged`) and not chunked: only its
     validators will be written.
 
-    Each definition the page's symbol table records is embedded on its own too (:func:`docsbot.chunking.definitions`,
-    a chunk of kind 1 after the page's chunks): its name or signature and description, at most
-    ``DOCSBOT_DEFINITION_CHARS`` characters (0: none); not one that is most of a chunk holding no other
-    (:func:`docsbot.chunking.own_vectors`: that chunk's vector is already its own).
+    Each definition the page's symbol table records is embedded on its own too
+    (:func:`docsbot.content.chunking.definitions`, a chunk of kind 1 after the page's chunks): its name or signature and
+    description, at most ``DOCSBOT_DEFINITION_CHARS`` characters (0: none); not one that is most of a chunk holding no
+    other (:func:`docsbot.content.chunking.own_vectors`: that chunk's vector is already its own).
 
     What storing the page changes is set on the item for the change log (``item.change``, unless
     ``DOCSBOT_CHANGES_KEEP`` is 0): a page new to the index is ``added``; a stored page at a new URL ``moved``; a
     stored page with new text ``modified``, with the sections that changed and a diff of its stored Markdown
-    (:func:`docsbot.changes.page_diff`, in the worker pool beside its chunking; a diff that fails or times out is
-    left out, the change is still recorded). A page an older extractor stored and this one re-extracts is not a
+    (:func:`docsbot.content.changes.page_diff`, in the worker pool beside its chunking; a diff that fails or times out
+    is left out, the change is still recorded). A page an older extractor stored and this one re-extracts is not a
     change of the docs: it records nothing unless it moved. Stats: ``docsbot/changes/diffed``,
     ``docsbot/changes/diff_failed``, ``docsbot/changes/diff_seconds`` (CPU of the diffs, in the workers; the
     database's share is ``docsbot/changes/db_seconds``, set by the run).
@@ -155,55 +151,4 @@ class ChunkPipeline:
 
         item.chunks = [chunk(c.content, c.heading_path, c.anchor) for c in chunked.chunks]
         item.chunks += [chunk(d.content, d.heading_path, d.anchor, kind=1, name=d.name) for d in chunked.definitions]
-        return item
-
-
-class StorePipeline:
-    """Write pages to PostgreSQL, one transaction per page, text first (see
-    :meth:`docsbot.store.PageStore.save_page`): the page is searchable by its text the moment it commits, and its
-    chunks without a vector wake the run's embedding worker.
-
-    Gone pages (:class:`PageGone`) are not deleted here but handed to the run's refresh ledger: the run extension
-    deletes them at the end of a run that completed, within the mass-deletion guard
-    (:meth:`docsbot.refresh.RefreshLedger.deletion_plan`).
-
-    Stats: ``docsbot/new``, ``docsbot/modified``, ``docsbot/unchanged`` (+ ``/same_content``: a 200 whose
-    content is what is stored), ``docsbot/gone``, ``docsbot/chunks_written``, ``docsbot/chunks_reused`` (chunks
-    that took over a vector stored for their text), ``docsbot/chunks_queued`` (chunks stored without one). A page
-    the database still refused after the store's retries is dropped (:class:`PageNotStored`, kind ``store``; one
-    log line; the stored copy, if any, is untouched).
-    """
-
-    def __init__(self, crawler: Crawler) -> None:
-        self.stats = crawler.stats
-        self.context = index_context(crawler)
-
-    @classmethod
-    def from_crawler(cls, crawler: Crawler) -> StorePipeline:
-        return cls(crawler)
-
-    async def process_item(self, item: PageItem | PageGone, spider: object = None) -> PageItem | PageGone:
-        stats, context = self.stats, self.context
-        if isinstance(item, PageGone):
-            if context.ledger.gone(item.page_id, item.url, item.reason):
-                stats.inc_value("docsbot/gone")
-            return item
-        try:
-            saved = await context.store.save_page(item, context.run_id)
-        except StoreUnavailable as exc:  # counted by the run, so the summary, crawl_runs and the exit code say so
-            raise PageNotStored(f"not stored: {exc}", "store") from exc
-        context.ledger.stored(saved.id)
-        if item.page_id is None:
-            stats.inc_value("docsbot/new")
-        elif item.changed:
-            stats.inc_value("docsbot/modified")
-        else:
-            stats.inc_value("docsbot/unchanged")
-            stats.inc_value("docsbot/unchanged/same_content")
-        if item.changed:
-            stats.inc_value("docsbot/chunks_written", len(item.chunks))
-            stats.inc_value("docsbot/chunks_reused", saved.reused)
-            stats.inc_value("docsbot/chunks_queued", saved.waiting)
-            if saved.waiting:
-                context.vectors_waiting()
         return item

@@ -27,7 +27,6 @@ import sys
 import time
 import uuid
 from dataclasses import dataclass, field
-from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,14 +38,15 @@ from docsbot.store import fleet as fleet_store
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
+    from datetime import timedelta
 
-    from docsbot.libraries import LibraryEntry
+    from docsbot.fleet.libraries import LibraryEntry
 
 __all__ = ["DEFAULT_LEASE", "Fleet", "RunReport", "Scheduler", "SyncPlan"]
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_LEASE = timedelta(hours=6)  # a claimed version is not claimed again before its run ends or this passes
+DEFAULT_LEASE = fleet_store.DEFAULT_LEASE
 
 
 @dataclass
