@@ -383,6 +383,15 @@ def test_redact_dsn_hides_passwords():
     assert "s3cret" not in store.redact_dsn("host=h password=s3cret dbname=d")
 
 
+def test_advisory_lock_keys_never_change():
+    """Processes of an older docsbot share the database and take these keys for the same jobs."""
+    from docsbot.store import locks
+
+    keys = (locks.MIGRATION_LOCK, locks.RUN_LOCK, locks.VECTOR_INDEX_LOCK, locks.CLAIM_LOCK)
+    assert keys == (4242001, 4242002, 4242003, 0x646F_6373_636C)
+    assert store.versions.RUN_LOCK is locks.RUN_LOCK and store.fleet.CLAIM_LOCK is locks.CLAIM_LOCK
+
+
 def test_unreachable_server_is_a_clear_error():
     with pytest.raises(store.DatabaseError, match=r"cannot connect to postgresql://u:\*\*\*@127.0.0.1:1/d"):
         store.connect("postgresql://u:pw@127.0.0.1:1/d", connect_timeout=2)

@@ -29,12 +29,12 @@ import psycopg
 from psycopg import sql
 
 from docsbot.store.connection import connect, one_line
+from docsbot.store.locks import VECTOR_INDEX_LOCK
 
 __all__ = ["VectorIndex", "drop_version_indexes", "ensure_vector_indexes", "index_name", "vector_indexes"]
 
 logger = logging.getLogger(__name__)
 
-VECTOR_INDEX_LOCK = 4_242_003  # pg_try_advisory_lock key: one process builds indexes at a time
 BACKFILL_BATCH = 20_000  # chunks tagged with their version per transaction (one id range of the primary key)
 # HNSW build memory: the graph of one version (30,000 vectors of 384 dimensions: about 70 MB) must fit, or pgvector
 # builds it on disk, several times slower

@@ -11,6 +11,7 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from docsbot.store.connection import DatabaseError, connect
+from docsbot.store.locks import RUN_LOCK
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -18,7 +19,6 @@ if TYPE_CHECKING:
     import psycopg
 
 __all__ = [
-    "RUN_LOCK",
     "VersionRow",
     "bind_model",
     "delete_version",
@@ -29,8 +29,6 @@ __all__ = [
     "upsert_version",
     "version_label",
 ]
-
-RUN_LOCK = 4_242_002  # pg_try_advisory_lock(key, version id): one run per version at a time
 
 
 def version_label(library: str, version: str) -> str:
