@@ -326,7 +326,7 @@ class DocsIndex:
             indexes = store.vector_indexes(conn)
         out = []
         for row in rows:
-            waiting = row["chunks"] + row["definitions"] - row["vectors"]
+            waiting = row["waiting"]
             work = row["embedding"]
             if work is not None:
                 rate = work["rate"] or None

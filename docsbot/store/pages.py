@@ -20,7 +20,7 @@ from psycopg_pool import AsyncConnectionPool, PoolClosed
 
 from docsbot.store.connection import RetryPolicy, StoreUnavailable, gave_up
 from docsbot.store.fleet import record_run_end
-from docsbot.store.queue import STORED_VECTORS
+from docsbot.store.queue import STORED_VECTORS, waiting_chunks_async
 from docsbot.store.ranking import REFRESH_REPEATS, REFRESH_STATS, symbol_keys
 
 if TYPE_CHECKING:
@@ -467,12 +467,7 @@ class PageStore:
 
         async def count() -> int:
             async with self._pool.connection() as conn:
-                cur = await conn.execute(
-                    "SELECT count(*) FROM documents WHERE embedding IS NULL AND page_id = ANY(ARRAY("
-                    "SELECT id FROM pages WHERE version_id = %s))",
-                    (version_id,),
-                )
-                return (await cur.fetchone())[0]
+                return await waiting_chunks_async(conn, [version_id])
 
         return await self._retrying("counting the chunks without a vector", count)
 
