@@ -256,6 +256,7 @@ class IndexRun:
         self._done: asyncio.Future[None] | None = None  # the end of the crawl: bookkeeping, then the drain
         self._closing = False
         self.crawl_completed = False
+        self.lexical_stats_refreshed = False  # at the end of the crawl; else the run's end refreshes them
         self.problems: list[str] = []  # bookkeeping steps that could not be written
         self.vector_stats: FillStats | None = None
         self.outcome: RunOutcome | None = None
@@ -512,7 +513,7 @@ class IndexRun:
         await self._apply(plan)
         await self._mark_checked(plan)
         changed = any(stats.get_value(f"docsbot/{key}", 0) for key in ("chunks_written", "deleted", "gone"))
-        await self._bookkeeping(
+        self.lexical_stats_refreshed = await self._bookkeeping(
             "search statistics not refreshed", context.store.refresh_lexical_stats(context.version.id, changed)
         )
         searchable = time.monotonic() - self._started
@@ -670,7 +671,12 @@ class IndexRun:
         try:
             keep = context.changes_keep.total_seconds() if context.changes_keep else None
             await context.store.finish_run(
-                context.run_id, self._summary(reason), outcome.state, outcome.reason, keep_changes=keep
+                context.run_id,
+                self._summary(reason),
+                outcome.state,
+                outcome.reason,
+                keep_changes=keep,
+                lexical_stats=not self.lexical_stats_refreshed,
             )
         except store.StoreUnavailable as exc:
             logger.error("%s: the run's record could not be written: %s", context.label, exc)

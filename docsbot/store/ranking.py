@@ -25,6 +25,7 @@ __all__ = [
     "REFRESH_STATS",
     "SEARCH_DEFAULTS",
     "SearchHit",
+    "lexical_stats_statements",
     "refresh_lexical_stats",
     "search",
     "symbol_keys",
@@ -446,13 +447,21 @@ def _deep_link(url: str, anchor: str | None) -> str | None:
     return f"{url}#{anchor}" if anchor else None
 
 
+def lexical_stats_statements(version_id: int, repeats: bool = True) -> list[tuple[str, dict[str, int]]]:
+    """How a version's BM25 collection statistics (chunk count, mean length: ``lexical_stats``) are refreshed, and,
+    with ``repeats``, which of its pages repeat others (:data:`REFRESH_REPEATS`): ``(statement, parameters)`` to run
+    in order in one transaction, on a synchronous connection (:func:`refresh_lexical_stats`) or an asynchronous one
+    (:class:`docsbot.store.pages.PageStore`, at a run's end of crawl or its end)."""
+    params = {"version": version_id}
+    return [(REFRESH_STATS, params), *((statement, params) for statement in REFRESH_REPEATS if repeats)]
+
+
 def refresh_lexical_stats(conn: psycopg.Connection, version_id: int, repeats: bool = True) -> None:
-    """Recompute the version's BM25 collection statistics (chunk count, mean length) and, with ``repeats``, which
-    of its pages repeat others (:data:`REFRESH_REPEATS`)."""
-    conn.execute(REFRESH_STATS, {"version": version_id})
-    if repeats:
-        for statement in REFRESH_REPEATS:
-            conn.execute(statement, {"version": version_id})
+    """Refresh the version's BM25 statistics and, with ``repeats``, its repeated pages, in one transaction
+    (:func:`lexical_stats_statements`)."""
+    with conn.transaction():
+        for statement, params in lexical_stats_statements(version_id, repeats):
+            conn.execute(statement, params)
 
 
 REFRESH_STATS = """
