@@ -23,6 +23,7 @@ __all__ = [
     "bind_model",
     "delete_version",
     "find_version",
+    "has_pages",
     "list_versions",
     "lock_version",
     "running_version_ids",
@@ -66,6 +67,12 @@ def list_versions(conn: psycopg.Connection, library: str | None = None, version:
     with conn.cursor(row_factory=dict_row) as cur:
         rows = cur.execute(query, {"library": library, "version": version}).fetchall()
     return [VersionRow(**row) for row in rows]
+
+
+def has_pages(conn: psycopg.Connection, version_id: int) -> bool:
+    """Whether the version has a stored page: indexed, not only declared (a libraries file declares versions before
+    their first index)."""
+    return conn.execute("SELECT EXISTS (SELECT 1 FROM pages WHERE version_id = %s)", (version_id,)).fetchone()[0]
 
 
 def upsert_version(
