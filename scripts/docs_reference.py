@@ -45,8 +45,6 @@ OTHER_ENVIRONMENT = {
     "deploys to it",
     "DOCSBOT_SCRAPYD_URLS": "Scrapyd nodes (space-separated URLs) `docsbot sync` and `docsbot scheduler` run on "
     "when no `--scrapyd` is given, instead of local processes",
-    "DOCSBOT_CHROMIUM_USER": "the unprivileged user Chromium runs as, with its sandbox, when docsbot runs as root "
-    "(default `nobody`)",
     "DOCSBOT_PYPI_URL": "the PyPI JSON API `docsbot add` asks (default `https://pypi.org/pypi`; a mirror)",
     "DOCSBOT_NPM_URL": "the npm registry `docsbot add` asks (default `https://registry.npmjs.org`)",
     "DOCSBOT_CRATES_URL": "the crates.io API `docsbot add` asks (default `https://crates.io/api/v1/crates`)",
@@ -61,6 +59,8 @@ SCRAPY_SETTINGS_READ = {
     "RETRY_EXCEPTIONS": "the exceptions Scrapy retries: docsbot's retry middleware (which honours `Retry-After`) "
     "retries the same ones",
     "HTTPERROR_ALLOWED_CODES": "the add-on adds `DOCSBOT_GONE_STATUSES` to it, so that those answers reach the spider",
+    "PLAYWRIGHT_LAUNCH_OPTIONS": "how scrapy-playwright starts the browser: unless a project sets its own, the add-on "
+    "makes it of `DOCSBOT_CHROMIUM` and `DOCSBOT_CHROMIUM_USER` (as root, through `docsbot/bin/chromium-unprivileged`)",
 }
 
 
