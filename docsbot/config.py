@@ -479,6 +479,23 @@ class DocsbotSettings(BaseSettings):
         ge=0,
     )
 
+    # --- Fleet ---
+    DOCSBOT_PYPI_URL: str = _setting(
+        "https://pypi.org/pypi",
+        "Fleet",
+        "The PyPI JSON API `docsbot add` asks for a package's documentation URL (a mirror's, say).",
+    )
+    DOCSBOT_NPM_URL: str = _setting(
+        "https://registry.npmjs.org",
+        "Fleet",
+        "The npm registry `docsbot add` asks.",
+    )
+    DOCSBOT_CRATES_URL: str = _setting(
+        "https://crates.io/api/v1/crates",
+        "Fleet",
+        "The crates.io API `docsbot add` asks.",
+    )
+
     # --- Web pages ---
     DOCSBOT_WEB_REMOTE_IMAGES: bool = _setting(
         False,

@@ -45,9 +45,6 @@ OTHER_ENVIRONMENT = {
     "deploys to it",
     "DOCSBOT_SCRAPYD_URLS": "Scrapyd nodes (space-separated URLs) `docsbot sync` and `docsbot scheduler` run on "
     "when no `--scrapyd` is given, instead of local processes",
-    "DOCSBOT_PYPI_URL": "the PyPI JSON API `docsbot add` asks (default `https://pypi.org/pypi`; a mirror)",
-    "DOCSBOT_NPM_URL": "the npm registry `docsbot add` asks (default `https://registry.npmjs.org`)",
-    "DOCSBOT_CRATES_URL": "the crates.io API `docsbot add` asks (default `https://crates.io/api/v1/crates`)",
     "OPENAI_API_KEY": "the API key sent to `DOCSBOT_EMBEDDING_URL` when `DOCSBOT_EMBEDDING_API_KEY` is unset",
     "HF_HUB_OFFLINE": "set to 1 by docsbot itself before fastembed loads a model: no model hub is ever contacted",
 }

@@ -20,7 +20,6 @@ tried.
 from __future__ import annotations
 
 import json
-import os
 import re
 import socket
 from dataclasses import dataclass, field
@@ -34,6 +33,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     import httpx
+
+    from docsbot.config import ProjectSettings
 
 __all__ = ["ECOSYSTEMS", "RegistryError", "Resolution", "npm_candidates", "pypi_candidates", "resolve", "toml_entry"]
 
@@ -201,20 +202,28 @@ def resolve(
     pypi_url: str | None = None,
     npm_url: str | None = None,
     probe: Callable[[str], bool] | None = None,
+    settings: ProjectSettings | None = None,
 ) -> Resolution:
     """The documentation root of package ``name`` at ``spec`` (``"2.31.0"``, ``">=2,<3"``, npm's ``"^4.17"``;
     ``None``: the newest release) in ``ecosystem``, from its registry's metadata (``client``: an ``httpx.Client``;
-    ``probe(url)``: whether a documentation host answers a URL, by default a GET through ``client``). Raises
-    :class:`RegistryError`."""
+    ``probe(url)``: whether a documentation host answers a URL, by default a GET through ``client``). The
+    registries' URLs (``DOCSBOT_PYPI_URL``, ``DOCSBOT_NPM_URL``, ``DOCSBOT_CRATES_URL``; ``pypi_url`` and
+    ``npm_url`` first) and the networks besides public ones a documentation URL may be on
+    (``DOCSBOT_ALLOWED_NETWORKS``) are read from ``settings`` (default: the project's, from the environment).
+    Raises :class:`RegistryError`."""
     if ecosystem not in ECOSYSTEMS:
         raise RegistryError(f"ecosystem: one of {', '.join(ECOSYSTEMS)}, got {ecosystem!r}")
     import httpx
 
-    base = (pypi_url or os.environ.get("DOCSBOT_PYPI_URL") or PYPI_URL).rstrip("/")
+    if settings is None:
+        from docsbot.config import ProjectSettings
+
+        settings = ProjectSettings()
+    base = (pypi_url or settings.get("DOCSBOT_PYPI_URL") or PYPI_URL).rstrip("/")
     if ecosystem == "npm":
-        base = (npm_url or os.environ.get("DOCSBOT_NPM_URL") or NPM_URL).rstrip("/")
+        base = (npm_url or settings.get("DOCSBOT_NPM_URL") or NPM_URL).rstrip("/")
     elif ecosystem == "cargo":
-        base = (os.environ.get("DOCSBOT_CRATES_URL") or CRATES_URL).rstrip("/")
+        base = (settings.get("DOCSBOT_CRATES_URL") or CRATES_URL).rstrip("/")
     where = f"{base}/{name}/json" if ecosystem == "pypi" else f"{base}/{name}"
     try:
         answer = client.get(where, headers={"Accept": "application/json"})
@@ -257,7 +266,7 @@ def resolve(
         raise RegistryError(f"{name}: no release matches {spec!r} on {ecosystem}")
     if not candidates:
         raise RegistryError(f"{name}: its {ecosystem} metadata names no documentation or home page URL ({where})")
-    policy = NetworkPolicy.public(os.environ.get("DOCSBOT_ALLOWED_NETWORKS"))
+    policy = NetworkPolicy.public(settings.get("DOCSBOT_ALLOWED_NETWORKS"))
     checked = [(where_found, url, _refusal(url, policy)) for where_found, url in candidates]
     refused = [reason for _, _, reason in checked if reason]
     candidates = [(where_found, url) for where_found, url, reason in checked if reason is None]
