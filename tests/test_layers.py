@@ -54,6 +54,28 @@ CRAWL = (
     "spiders", "docsbot.commands", "docsbot.addon", "docsbot.downloadermiddlewares", "docsbot.pipelines",
     "docsbot.content.pool", "docsbot.extensions", "docsbot.core",
 )  # fmt: skip
+# Inside the run extension and inside the service: the module that puts the parts together, then the parts (none
+# imports another), then what they share. docsbot.extensions.run wires Scrapy's signals to the run's setup and end;
+# docsbot.service.index makes DocsIndex of its parts.
+PARTS = {
+    "the run": (
+        "docsbot.extensions.run",
+        grimp.Layer("docsbot.extensions.setup", "docsbot.extensions.ending", independent=True),
+        "docsbot.extensions.context",
+        "docsbot.extensions.vectors",
+    ),
+    "the service": (
+        "docsbot.service.index",
+        grimp.Layer(
+            "docsbot.service.reading",
+            "docsbot.service.pages",
+            "docsbot.service.changes",
+            "docsbot.service.writes",
+            independent=True,
+        ),
+        "docsbot.service.core",
+    ),
+}
 PURE = (
     "docsbot.refresh",
     "docsbot.refresh.freshness",
@@ -77,6 +99,12 @@ def graph() -> grimp.ImportGraph:
 def test_imports_run_one_way(graph):
     illegal = graph.find_illegal_dependencies_for_layers(layers=LAYERS)
     assert not illegal, "\n".join(f"{d.importer} imports {d.imported} (a layer above it)" for d in illegal)
+
+
+@pytest.mark.parametrize("whole", PARTS)
+def test_the_parts_of_the_run_and_of_the_service_import_one_way(graph, whole):
+    illegal = graph.find_illegal_dependencies_for_layers(layers=PARTS[whole])
+    assert not illegal, "\n".join(f"{d.importer} imports {d.imported} (a part above it)" for d in illegal)
 
 
 @pytest.mark.parametrize("module", PURE)

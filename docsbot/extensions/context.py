@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from docsbot.render import RenderPolicy
     from docsbot.urls import Scope
 
-__all__ = ["SKIPPED_LISTED", "IndexContext", "PageNotStored", "count_failure", "index_context"]
+__all__ = ["SKIPPED_LISTED", "IndexContext", "PageNotStored", "RunExtension", "count_failure", "index_context"]
 
 SKIPPED_LISTED = 100  # URLs of skipped pages a run lists per kind (the count is complete)
 
@@ -108,13 +108,17 @@ def count_failure(stats: Any, kind: str) -> None:
     stats.inc_value(f"docsbot/failed/{kind}")
 
 
+class RunExtension:
+    """What :func:`index_context` finds the run's extension by (:class:`~docsbot.extensions.run.IndexRun` is one):
+    the extension that holds the run's ``context``."""
+
+    context: IndexContext
+
+
 def index_context(crawler: Crawler) -> IndexContext:
     """The run's context, for components built after the extension; ``NotConfigured`` without it (another
     spider, or docsbot's extension switched off)."""
-    # Imported here: the extension's module builds the context from this one.
-    from docsbot.extensions.run import IndexRun
-
-    run = crawler.get_extension(IndexRun)
+    run = crawler.get_extension(RunExtension)
     if run is None:
         raise NotConfigured("docsbot components need the docs spider and its IndexRun extension")
     return run.context

@@ -42,7 +42,7 @@ from scrapy.exceptions import CloseSpider, DontCloseSpider, NotConfigured
 from docsbot import store
 from docsbot.arguments import CrawlArguments
 from docsbot.content.extract import EXTRACTOR_VERSION
-from docsbot.extensions.context import PageNotStored, count_failure
+from docsbot.extensions.context import PageNotStored, RunExtension, count_failure
 from docsbot.extensions.ending import RunEnd
 from docsbot.extensions.setup import set_up
 from docsbot.extensions.vectors import GRAPH_WAIT_SECONDS
@@ -60,7 +60,7 @@ __all__ = ["GRAPH_WAIT_SECONDS", "IndexRun"]
 logger = logging.getLogger(__name__)
 
 
-class IndexRun:
+class IndexRun(RunExtension):
     """Setup, start, end and outcome of one docs crawl (see the module docstring). Stats: ``docsbot/orphans``,
     ``docsbot/deleted``, ``docsbot/deletion_refused``, ``docsbot/skipped/recently_checked``, ``docsbot/failed``
     and ``docsbot/failed/<kind>``, ``docsbot/chunks_embedded`` (texts the run's worker embedded),

@@ -60,6 +60,9 @@ class IndexCore:
         self.searcher = Searcher(dsn, embedder, pool_size=pool_size)
         self._token_counter: Any = None  # docsbot.service.docs.TokenCounter, on the first docs()
         data_dir = Path(settings.get("DOCSBOT_DATA_DIR")).expanduser()
+        # SCRAPYD_URL is an environment variable on purpose, not a docsbot setting: scrapy.cfg's `remote` deploy
+        # target reads the same one (scrapyd-client's documented way), so one variable names the node to deploy to
+        # and to run on.
         scrapyd_url = (env if env is not None else os.environ).get("SCRAPYD_URL", "").strip()
         if allowed_networks is None:
             allowed_networks = str(settings.get("DOCSBOT_ALLOWED_NETWORKS") or "")
