@@ -1,5 +1,5 @@
-"""What a command says is what happened (issue 33): loose versions resolved where they delete, export files that never
-overwrite each other."""
+"""What a command or a run says is what happened: loose versions resolved where they delete, export files that never
+overwrite each other, search statistics that count what the run stored."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""One HNSW graph per version: the vector indexes a search reads (migration 0025, issue 36).
+"""One HNSW graph per version: the vector indexes a search reads (migration 0025).
 
 Each version whose model is bound (``versions.embedding_dim``) gets a partial index of its own::
 
