@@ -149,7 +149,7 @@ def cmd_sync(args: argparse.Namespace) -> int:
 
     from docsbot import store
     from docsbot.fleet.libraries import DEFAULT_FILE, load
-    from docsbot.store.fleet import declared_versions
+    from docsbot.store.fleet import declared_versions, next_due_times
 
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s: %(message)s", stream=sys.stderr)
     fleet = _fleet(args)
@@ -191,12 +191,12 @@ def cmd_sync(args: argparse.Namespace) -> int:
     for report in reports:
         print(report.line())
     with store.connect(fleet.dsn) as conn:
-        rows = conn.execute(
-            "SELECT l.name, v.name, v.next_due_at FROM versions v JOIN libraries l ON l.id = v.library_id "
-            "WHERE (%s::bigint[] IS NULL OR v.id = ANY(%s)) ORDER BY l.name, v.name",
-            (version_ids, version_ids),
-        ).fetchall()
-    idle = [(store.version_label(lib, ver), due) for lib, ver, due in rows if store.version_label(lib, ver) not in ran]
+        due_times = next_due_times(conn, version_ids)
+    idle = [
+        (label, row["next_due_at"])
+        for row in due_times
+        if (label := store.version_label(row["library"], row["version"])) not in ran
+    ]
     for label, due in idle:
         print(f"{label}: not due" + (f" (next {due:%Y-%m-%d %H:%M %Z})" if due else " (no refresh interval)"))
     failed = [r for r in reports if r.outcome not in ("complete", "vectors_pending", "scheduled")]
