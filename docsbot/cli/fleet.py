@@ -125,13 +125,11 @@ def _package_spec(text: str, ecosystem: str) -> tuple[str, str | None]:
 
 
 def _fleet(args: argparse.Namespace):  # noqa: ANN202 - docsbot.fleet.scheduler.Fleet
-    import os
-
     from docsbot import store
     from docsbot.fleet.scheduler import Fleet
 
     settings = project_settings()
-    scrapyd = args.scrapyd or [u for u in os.environ.get("DOCSBOT_SCRAPYD_URLS", "").split() if u]
+    scrapyd = args.scrapyd or list(settings.get("DOCSBOT_SCRAPYD_URLS") or [])
     return Fleet(
         store.resolve_dsn(settings),
         jobs=args.jobs,

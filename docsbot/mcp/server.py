@@ -26,7 +26,6 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import logging
-import os
 import signal
 import sys
 from collections.abc import Callable
@@ -73,7 +72,6 @@ __all__ = ["SharedTokenVerifier", "UsageError", "build_server", "parse_http_addr
 
 logger = logging.getLogger("docsbot.mcp")
 
-TOKEN_ENV = "DOCSBOT_MCP_TOKEN"
 MAX_URL_CHARS = 2048
 MAX_NAME_CHARS = 200
 WRITE_TOOLS = ("refresh_library", "get_run", "index_library", "remove_library", "list_runs", "cancel_run")
@@ -454,18 +452,18 @@ def serve(
     :class:`docsbot.store.DatabaseError` / :class:`docsbot.embedding.models.EmbeddingModelError` when the database or
     the model cannot be reached, before anything is served."""
     name = "docsbot serve" if pages is not None else "docsbot mcp"
-    token = os.environ.get(TOKEN_ENV, "").strip() or None
+    settings = ProjectSettings("docsbot.settings")
+    token = str(settings.get("DOCSBOT_MCP_TOKEN") or "").strip() or None
     address = parse_http_address(http) if http is not None else None
     if address is not None and not is_loopback(address[0]) and not token:
         raise UsageError(
-            f"refusing to serve on {address[0]} without a token: set {TOKEN_ENV} (clients send it as "
+            f"refusing to serve on {address[0]} without a token: set DOCSBOT_MCP_TOKEN (clients send it as "
             "'Authorization: Bearer <token>'), or bind to 127.0.0.1"
         )
     if pages is not None and address is None:
         raise UsageError("docsbot serve needs an address: --http [HOST:]PORT")
     if not logging.getLogger().handlers:
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s: %(message)s")
-    settings = ProjectSettings("docsbot.settings")
     dsn = store.resolve_dsn(settings)
     with store.connect(dsn) as conn:
         try:
