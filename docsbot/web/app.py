@@ -15,7 +15,6 @@ from starlette.routing import Mount, Route
 from docsbot.web.llms import LlmsTxt
 from docsbot.web.middleware import (
     AccessGuard,
-    BodyLimit,
     PlainResponse,
     SecurityHeaders,
     ServerTiming,
@@ -34,7 +33,9 @@ if TYPE_CHECKING:
 
 __all__ = ["MAX_FORM_BYTES", "build_app"]
 
-MAX_FORM_BYTES = 64 * 1024  # a sign-in or a write form is a few hundred bytes
+# A sign-in or a write form is a few hundred bytes: a body over this is answered 413 before it is read (declared
+# larger) or as soon as it is (streamed), by Starlette's limit on the routes that take a form; /mcp has the SDK's own.
+MAX_FORM_BYTES = 64 * 1024
 _STATIC = {"docsbot.js": "text/javascript; charset=utf-8", "docsbot.css": "text/css; charset=utf-8"}
 
 
@@ -54,9 +55,12 @@ def build_app(index: DocsIndex, mcp: MCPServer | None, token: str | None, host: 
         Route("/search.json", pages.search),
         Route("/libraries", pages.libraries),
         Route("/libraries.json", pages.libraries),
-        Route("/libraries/{action:str}", pages.write, methods=["POST"])
-        if index.allow_writes
-        else Route("/libraries/{action:str}", _read_only, methods=["POST"]),
+        Route(
+            "/libraries/{action:str}",
+            pages.write if index.allow_writes else _read_only,
+            methods=["POST"],
+            max_body_size=MAX_FORM_BYTES,
+        ),
         Route("/runs/{run_id:str}", pages.run),
         Route("/page", pages.page),
         Route("/changes", pages.changes),
@@ -69,7 +73,10 @@ def build_app(index: DocsIndex, mcp: MCPServer | None, token: str | None, host: 
         Route("/docs/{label:str}/llms-full.txt", llms.full),
     ]
     if token:
-        routes += [Route("/login", pages.login, methods=["GET", "POST"]), Route("/logout", pages.logout)]
+        routes += [
+            Route("/login", pages.login, methods=["GET", "POST"], max_body_size=MAX_FORM_BYTES),
+            Route("/logout", pages.logout),
+        ]
     lifespan = None
     if mcp is not None:
         mcp_app = mcp.streamable_http_app(host=host, transport_security=transport_security(host))
@@ -85,7 +92,6 @@ def build_app(index: DocsIndex, mcp: MCPServer | None, token: str | None, host: 
     middleware = [
         Middleware(SecurityHeaders, policy=content_security_policy(pages.images)),
         Middleware(ServerTiming),
-        Middleware(BodyLimit, limit=MAX_FORM_BYTES),
         # a key of this process: a restart ends every session; without a token there are none
         Middleware(SessionCookies, secret_key=secrets.token_hex(32), max_age=max_age),
         Middleware(

@@ -1,7 +1,8 @@
 """The ASGI middlewares of ``docsbot serve`` (in :func:`docsbot.web.app.build_app`'s order, outermost first):
-:class:`SecurityHeaders`, :class:`ServerTiming`, :class:`BodyLimit`, :class:`SessionCookies` and :class:`AccessGuard`;
-with the sign-ins of this process (:class:`Sessions`) they check. Each says why it is docsbot's own where Starlette
-ships a middleware near it."""
+:class:`SecurityHeaders`, :class:`ServerTiming`, :class:`SessionCookies` and :class:`AccessGuard`, with the sign-ins
+of this process (:class:`Sessions`) they check. A form's size is bounded by Starlette itself (the POST routes'
+``max_body_size``). Each middleware here is docsbot's own because neither Starlette nor the MCP SDK ships one that
+does its job; its docstring says what the nearest one lacks."""
 
 from __future__ import annotations
 
@@ -20,7 +21,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AccessGuard",
-    "BodyLimit",
     "PlainResponse",
     "SecurityHeaders",
     "ServerTiming",
@@ -79,7 +79,13 @@ class AccessGuard:
     """ASGI middleware for the web pages (the MCP transport checks its own token): with a token, a request needs
     ``Authorization: Bearer <token>`` or a signed-in session (:class:`Sessions`), else it is sent to ``/login``
     (pages) or answered 401 (JSON); on loopback (``hosts``: :func:`loopback_names`), a ``Host`` that is not one of
-    its names is refused with 421 (DNS rebinding)."""
+    its names is refused with 421 (DNS rebinding).
+
+    Why not Starlette's: ``TrustedHostMiddleware`` answers a foreign ``Host`` 400, where the MCP transport beside the
+    pages answers 421 (Misdirected Request) for the same request; ``AuthenticationMiddleware`` only labels a request,
+    and its ``requires(redirect=…)`` sends the whole URL (this server's host included) as ``next``, which the sign-in
+    refuses as an open redirect. The SDK's ``RequireAuthMiddleware`` knows bearer tokens only, not a person's
+    session."""
 
     OPEN = ("/login", "/mcp", "/static/")
 
@@ -125,7 +131,8 @@ class AccessGuard:
 class SessionCookies:
     """Starlette's ``SessionMiddleware``, with the cookie's ``Secure`` flag when the request came over HTTPS
     (``scope["scheme"]``: uvicorn sets it from a trusted reverse proxy's ``X-Forwarded-Proto``), and without it on
-    plain HTTP (a cookie marked ``Secure`` would never come back there)."""
+    plain HTTP (a cookie marked ``Secure`` would never come back there). Starlette's alone sets the flag for every
+    request or for none (``https_only``, fixed when it is built): this picks one of two per request."""
 
     def __init__(self, app: ASGIApp, secret_key: str, max_age: int) -> None:
         options = {"secret_key": secret_key, "session_cookie": "docsbot_session", "same_site": "strict"}
@@ -148,7 +155,8 @@ def content_security_policy(images: bool) -> str:
 
 class SecurityHeaders:
     """ASGI middleware: every response carries the Content-Security-Policy, ``X-Frame-Options: DENY`` (for browsers
-    without ``frame-ancestors``), ``X-Content-Type-Options: nosniff`` and ``Referrer-Policy: same-origin``."""
+    without ``frame-ancestors``), ``X-Content-Type-Options: nosniff`` and ``Referrer-Policy: same-origin``, unless it
+    set its own. Starlette ships no middleware that adds response headers."""
 
     def __init__(self, app: ASGIApp, policy: str) -> None:
         self.app = app
@@ -174,48 +182,10 @@ class SecurityHeaders:
         await self.app(scope, receive, with_headers)
 
 
-class BodyLimit:
-    """ASGI middleware: a request body to the pages (a sign-in or write form; ``/mcp`` has the SDK's own limit)
-    over ``limit`` bytes is answered 413 before the app reads it; a smaller one is read here and handed on."""
-
-    def __init__(self, app: ASGIApp, limit: int) -> None:
-        self.app = app
-        self.limit = limit
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope.get("path", "").startswith("/mcp") or scope["method"] in ("GET", "HEAD"):
-            await self.app(scope, receive, send)
-            return
-        too_large = PlainResponse(413, f"the request body is over {self.limit} bytes: a form here is far smaller")
-        declared = dict(scope.get("headers") or []).get(b"content-length", b"0")
-        if not declared.isdigit() or int(declared) > self.limit:
-            await too_large(scope, receive, send)
-            return
-        body, more = b"", True
-        while more:
-            message = await receive()
-            if message["type"] != "http.request":
-                return  # the client left
-            body += message.get("body", b"")
-            more = message.get("more_body", False)
-            if len(body) > self.limit:
-                await too_large(scope, receive, send)
-                return
-        sent = False
-
-        async def replay() -> Message:
-            nonlocal sent
-            if sent:
-                return await receive()
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-
-        await self.app(scope, replay, send)
-
-
 class ServerTiming:
     """ASGI middleware: every response carries ``Server-Timing: app;dur=MS``, the milliseconds from the request's
-    arrival to its response headers (W3C Server Timing), which browsers' developer tools and the benchmark read."""
+    arrival to its response headers (W3C Server Timing), which browsers' developer tools and the benchmark read.
+    Starlette ships none (its OpenTelemetry middleware records spans, not a header a browser reads)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
