@@ -20,7 +20,7 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from docsbot.mcp.server import parse_http_address
+from docsbot.mcp.transport import parse_http_address
 from docsbot.service.sections import find_heading, page_headings, section_markdown, slugify
 from tests.conftest import docsbot_env
 from tests.docsite import html_page

@@ -12,7 +12,7 @@ __all__ = ["cmd_mcp", "cmd_serve"]
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    from docsbot.mcp.server import UsageError, serve  # the MCP SDK is imported only by this command
+    from docsbot.mcp.transport import UsageError, serve  # the MCP SDK is imported only by this command
 
     try:
         return serve(http=args.http, allow_refresh=args.allow_refresh, allowed_networks=_allowed_networks(args))
@@ -22,7 +22,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from docsbot.mcp.server import UsageError, serve  # the MCP SDK, Starlette and Jinja2 only for this command
+    from docsbot.mcp.transport import UsageError, serve  # the MCP SDK, Starlette and Jinja2 only for this command
     from docsbot.web import build_app
 
     try:

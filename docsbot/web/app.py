@@ -43,7 +43,7 @@ def build_app(index: DocsIndex, mcp: MCPServer | None, token: str | None, host: 
     """The ASGI app of ``docsbot serve``: the pages, their JSON twins, ``/static/`` (the pages' script and style),
     ``/login`` when a token is set, and ``/mcp`` (``mcp``'s Streamable HTTP transport, its session manager run by
     this app's lifespan) when given."""
-    from docsbot.mcp.server import is_loopback, transport_security
+    from docsbot.mcp.transport import is_loopback, transport_security
 
     settings = getattr(index, "settings", None) or {}
     max_age = int(float(settings.get("DOCSBOT_WEB_SESSION_HOURS", 12) or 12) * 3600)
