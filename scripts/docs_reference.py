@@ -37,14 +37,9 @@ SETTINGS = ROOT / "docsbot" / "settings.py"
 
 # Environment variables docsbot reads outside docsbot/settings.py, with what they do.
 OTHER_ENVIRONMENT = {
-    "DOCSBOT_MCP_TOKEN": "the shared token of `docsbot serve` and `docsbot mcp --http`: required to bind anything "
-    "but loopback, and then every request carries it (`Authorization: Bearer …`, or a `/login` session). Never "
-    "passed to the crawls a server starts. See [Share a server with a team](../how-to/team-server.md)",
     "SCRAPYD_URL": "a Scrapyd node (`http://[user:password@]host:port/`) that the refreshes and indexes the MCP "
     "server and `docsbot serve` start are scheduled on, instead of a child process; `scrapyd-deploy remote` "
     "deploys to it",
-    "DOCSBOT_SCRAPYD_URLS": "Scrapyd nodes (space-separated URLs) `docsbot sync` and `docsbot scheduler` run on "
-    "when no `--scrapyd` is given, instead of local processes",
     "DOCSBOT_CHROMIUM_USER": "the unprivileged user Chromium runs as, with its sandbox, when docsbot runs as root "
     "(default `nobody`)",
     "DOCSBOT_PYPI_URL": "the PyPI JSON API `docsbot add` asks (default `https://pypi.org/pypi`; a mirror)",

@@ -48,6 +48,13 @@ LAYERS = (
     "docsbot.network",
     grimp.Layer("docsbot.urls", "docsbot.errors", "docsbot.config", "docsbot.content.commonmark", independent=True),
 )
+# Inside each interface's package, its modules run one way too: the command's parser over the command groups over
+# what they share; the web app over its views over rendering, the feed and the middlewares; serving over the tools.
+INSIDE = {
+    "docsbot.cli": (grimp.Layer("search", "status", "fleet", "db", "embed", "serve", independent=True), "common"),
+    "docsbot.web": ("app", "llms", "views", grimp.Layer("rendering", "feed", "middleware", independent=True)),
+    "docsbot.mcp": ("transport", "server"),
+}
 # The crawl and the service stand side by side on the store: neither imports the other (a refresh the service starts
 # is a `scrapy crawl` process).
 CRAWL = (
@@ -79,6 +86,12 @@ def test_imports_run_one_way(graph):
     assert not illegal, "\n".join(f"{d.importer} imports {d.imported} (a layer above it)" for d in illegal)
 
 
+@pytest.mark.parametrize("package", sorted(INSIDE))
+def test_inside_an_interface_imports_run_one_way(graph, package):
+    illegal = graph.find_illegal_dependencies_for_layers(layers=INSIDE[package], containers={package})
+    assert not illegal, "\n".join(f"{d.importer} imports {d.imported} (a layer above it)" for d in illegal)
+
+
 @pytest.mark.parametrize("module", PURE)
 def test_the_pure_core_loads_no_scrapy_machinery_and_no_database(module):
     """Transitively: what importing the module puts in ``sys.modules`` (a fresh interpreter), not only its own
@@ -100,11 +113,13 @@ def test_the_crawl_and_the_service_do_not_import_each_other(graph):
 
 
 @pytest.mark.parametrize(
-    "module", ["docsbot.service.search", "docsbot.service.index", "docsbot.embedding.worker", "docsbot.store"]
+    "module",
+    ["docsbot.service.search", "docsbot.service.index", "docsbot.embedding.worker", "docsbot.store", "docsbot.cli"],
 )
 def test_the_search_side_loads_no_scrapy_and_no_fastembed(module):
     """A search process (``docsbot search``, the MCP server's search) and an embedding worker load no Scrapy or
-    Twisted, and no fastembed until an embedder is built (docs/guide/crawling.md); nor does the service."""
+    Twisted, and no fastembed until an embedder is built (docs/guide/crawling.md); nor does the service, nor the
+    ``docsbot`` command before it runs one (its command groups import what they need inside the command)."""
     code = f"import sys, {module}; print(' '.join(sorted(sys.modules)))"
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     outside = {m.split(".")[0] for m in loaded} & {"scrapy", "twisted", "fastembed"}

@@ -67,6 +67,25 @@ def test_a_repository_page_is_indexed_as_its_readme_alone(registry, tmp_path):
     assert "max_depth = 0" in toml_entry(found) and "README" in toml_entry(found)
 
 
+def test_an_entry_reads_back_through_tomllib_whatever_text_the_registry_answered():
+    """A name outside the BMP, a quote, a backslash, a newline, a control character: the entry `docsbot add` writes
+    is TOML that tomllib reads back as it was (JSON's escapes wrote U+1D518 as a surrogate pair, which TOML
+    refuses); a note with a newline stays one comment line."""
+    import tomllib
+
+    from docsbot.fleet.registry import Resolution, toml_entry
+
+    name = 'pkg-𝔘 "quoted" back\\slash\nnext\x01'
+    found = Resolution(name, "pypi", "1.0 𝔘", 'https://x.org/𝔘/"a"\\b/', max_depth=2,
+                       notes=["line one\nline two 𝔘", "bell\x07"])  # fmt: skip
+    entry = toml_entry(found, "7d")
+    assert tomllib.loads(entry) == {"library": [
+        {"name": name, "version": "1.0 𝔘", "url": 'https://x.org/𝔘/"a"\\b/', "max_depth": 2,
+         "refresh": "7d"},
+    ]}  # fmt: skip
+    assert entry.startswith("# line one line two 𝔘\n# bell\ufffd\n[[library]]\n")
+
+
 def test_versions_and_ranges_resolve_to_the_newest_release_inside():
     releases = ["1.0", "1.4.2", "2.0.0", "2.1.0", "3.0.0rc1"]
     assert _newest(releases, None) == "2.1.0"  # no pre-release unless nothing else
