@@ -45,8 +45,26 @@ LAYERS = (
         "docsbot.resolver",
         independent=True,
     ),
+    # extraction's steps, each a module of content/ that extract_page calls in turn
+    grimp.Layer(
+        "docsbot.content.symbols",
+        "docsbot.content.markdown",
+        "docsbot.content.links",
+        "docsbot.content.title",
+        "docsbot.content.chrome",
+        independent=True,
+    ),
+    grimp.Layer("docsbot.content.anchors", "docsbot.content.decoding", independent=True),
     "docsbot.network",
-    grimp.Layer("docsbot.urls", "docsbot.errors", "docsbot.config", "docsbot.content.commonmark", independent=True),
+    grimp.Layer(
+        "docsbot.urls",
+        "docsbot.errors",
+        "docsbot.config",
+        "docsbot.content.commonmark",
+        "docsbot.content.identifiers",  # what counts as an identifier: the symbol table's and the search SQL's
+        "docsbot.content.markup",
+        independent=True,
+    ),
 )
 # The crawl and the service stand side by side on the store: neither imports the other (a refresh the service starts
 # is a `scrapy crawl` process).
@@ -61,6 +79,15 @@ PURE = (
     "docsbot.fleet.libraries",
     "docsbot.arguments",
     "docsbot.content.extract",
+    "docsbot.content.decoding",
+    "docsbot.content.chrome",
+    "docsbot.content.links",
+    "docsbot.content.title",
+    "docsbot.content.markdown",
+    "docsbot.content.anchors",
+    "docsbot.content.symbols",
+    "docsbot.content.identifiers",
+    "docsbot.content.markup",
     "docsbot.content.chunking",
     "docsbot.content.commonmark",
     "docsbot.items",
