@@ -45,8 +45,26 @@ LAYERS = (
         "docsbot.resolver",
         independent=True,
     ),
+    # extraction's steps, each a module of content/ that extract_page calls in turn
+    grimp.Layer(
+        "docsbot.content.symbols",
+        "docsbot.content.markdown",
+        "docsbot.content.links",
+        "docsbot.content.title",
+        "docsbot.content.chrome",
+        independent=True,
+    ),
+    grimp.Layer("docsbot.content.anchors", "docsbot.content.decoding", independent=True),
     "docsbot.network",
-    grimp.Layer("docsbot.urls", "docsbot.errors", "docsbot.config", "docsbot.content.commonmark", independent=True),
+    grimp.Layer(
+        "docsbot.urls",
+        "docsbot.errors",
+        "docsbot.config",
+        "docsbot.content.commonmark",
+        "docsbot.content.identifiers",  # what counts as an identifier: the symbol table's and the search SQL's
+        "docsbot.content.markup",
+        independent=True,
+    ),
 )
 # Inside each interface's package, its modules run one way too: the command's parser over the command groups over
 # what they share; the web app over its views over rendering, the feed and the middlewares; serving over the tools.
@@ -68,6 +86,15 @@ PURE = (
     "docsbot.fleet.libraries",
     "docsbot.arguments",
     "docsbot.content.extract",
+    "docsbot.content.decoding",
+    "docsbot.content.chrome",
+    "docsbot.content.links",
+    "docsbot.content.title",
+    "docsbot.content.markdown",
+    "docsbot.content.anchors",
+    "docsbot.content.symbols",
+    "docsbot.content.identifiers",
+    "docsbot.content.markup",
     "docsbot.content.chunking",
     "docsbot.content.commonmark",
     "docsbot.items",
