@@ -35,11 +35,13 @@ _FALSE = {"0", "false", "no", "off", ""}
 
 # An HTTP status list: ``404,410`` in the environment or -s, a list in a settings file.
 Codes = Annotated[list[int], NoDecode]
+# A list of URLs: space-separated in the environment, a list in a settings file.
+Urls = Annotated[list[str], NoDecode]
 
 
 def _setting(default: Any, group: str, description: str, *, scrapy: str | None = None, **constraints: Any) -> Any:
     """A field: ``group`` (the reference page's section), ``scrapy`` (the Scrapy setting it feeds, when not its own
-    name) and pydantic's ``constraints`` (``ge``...)."""
+    name) and pydantic's ``constraints`` (``ge``...; ``repr=False`` keeps a secret out of the model's repr)."""
     extra: dict[str, Any] = {"group": group}
     if scrapy:
         extra["scrapy"] = scrapy
@@ -456,6 +458,29 @@ class DocsbotSettings(BaseSettings):
         ge=0,
     )
 
+    # --- Fleet ---
+    DOCSBOT_SCRAPYD_URLS: Urls = _setting(
+        [],
+        "Fleet",
+        "Scrapyd nodes (space-separated URLs) `docsbot sync` and `docsbot scheduler` run on when no `--scrapyd` is "
+        "given, instead of local processes.",
+    )
+    DOCSBOT_PYPI_URL: str = _setting(
+        "https://pypi.org/pypi",
+        "Fleet",
+        "The PyPI JSON API `docsbot add` asks for a package's documentation URL (a mirror's, say).",
+    )
+    DOCSBOT_NPM_URL: str = _setting(
+        "https://registry.npmjs.org",
+        "Fleet",
+        "The npm registry `docsbot add` asks.",
+    )
+    DOCSBOT_CRATES_URL: str = _setting(
+        "https://crates.io/api/v1/crates",
+        "Fleet",
+        "The crates.io API `docsbot add` asks.",
+    )
+
     # --- Network ---
     DOCSBOT_ALLOWED_NETWORKS: str = _setting(
         "",
@@ -479,21 +504,14 @@ class DocsbotSettings(BaseSettings):
         ge=0,
     )
 
-    # --- Fleet ---
-    DOCSBOT_PYPI_URL: str = _setting(
-        "https://pypi.org/pypi",
-        "Fleet",
-        "The PyPI JSON API `docsbot add` asks for a package's documentation URL (a mirror's, say).",
-    )
-    DOCSBOT_NPM_URL: str = _setting(
-        "https://registry.npmjs.org",
-        "Fleet",
-        "The npm registry `docsbot add` asks.",
-    )
-    DOCSBOT_CRATES_URL: str = _setting(
-        "https://crates.io/api/v1/crates",
-        "Fleet",
-        "The crates.io API `docsbot add` asks.",
+    # --- Serving ---
+    DOCSBOT_MCP_TOKEN: str = _setting(
+        "",
+        "Serving",
+        "The shared token of `docsbot serve` and `docsbot mcp --http`: required to bind anything but loopback, and "
+        "then every request carries it (`Authorization: Bearer …`, or a `/login` session). Unset: loopback only. "
+        "Never passed to the crawls a server starts, never logged.",
+        repr=False,
     )
 
     # --- Web pages ---
@@ -524,6 +542,11 @@ class DocsbotSettings(BaseSettings):
         if isinstance(value, str):
             return [code for code in value.replace(" ", "").split(",") if code]
         return value
+
+    @field_validator("DOCSBOT_SCRAPYD_URLS", mode="before")
+    @classmethod
+    def _urls(cls, value: Any) -> Any:
+        return value.split() if isinstance(value, str) else value
 
     @model_validator(mode="after")
     def _paths(self) -> DocsbotSettings:

@@ -37,14 +37,9 @@ SETTINGS = ROOT / "docsbot" / "settings.py"
 
 # Environment variables docsbot reads outside docsbot/settings.py, with what they do.
 OTHER_ENVIRONMENT = {
-    "DOCSBOT_MCP_TOKEN": "the shared token of `docsbot serve` and `docsbot mcp --http`: required to bind anything "
-    "but loopback, and then every request carries it (`Authorization: Bearer …`, or a `/login` session). Never "
-    "passed to the crawls a server starts. See [Share a server with a team](../how-to/team-server.md)",
     "SCRAPYD_URL": "a Scrapyd node (`http://[user:password@]host:port/`) that the refreshes and indexes the MCP "
     "server and `docsbot serve` start are scheduled on, instead of a child process; `scrapyd-deploy remote` "
     "deploys to it",
-    "DOCSBOT_SCRAPYD_URLS": "Scrapyd nodes (space-separated URLs) `docsbot sync` and `docsbot scheduler` run on "
-    "when no `--scrapyd` is given, instead of local processes",
     "OPENAI_API_KEY": "the API key sent to `DOCSBOT_EMBEDDING_URL` when `DOCSBOT_EMBEDDING_API_KEY` is unset",
     "HF_HUB_OFFLINE": "set to 1 by docsbot itself before fastembed loads a model: no model hub is ever contacted",
 }

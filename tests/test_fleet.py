@@ -455,3 +455,24 @@ def test_scrapyd_jobs_go_to_the_least_loaded_node_ties_round_the_nodes_and_a_sil
     with pytest.raises(Upstream, match="no Scrapyd node answered: ") as error:
         fleet._pick_node()
     assert all(f"Scrapyd at {url} did not answer" in str(error.value) for url in load)
+
+
+def test_sync_and_the_scheduler_run_on_the_scrapyd_nodes_of_the_settings_unless_given_their_own(monkeypatch):
+    """DOCSBOT_SCRAPYD_URLS is declared in the settings model and read through it: space-separated in the
+    environment, as before; ``--scrapyd`` replaces it."""
+    import argparse
+
+    from docsbot.cli import fleet as fleet_cli
+    from docsbot.config import DocsbotSettings, ProjectSettings
+
+    monkeypatch.setenv("DOCSBOT_SCRAPYD_URLS", " http://a:6800/  http://b:6800\n")
+    declared = DocsbotSettings()  # the environment, read as docsbot.settings reads it
+    assert declared.DOCSBOT_SCRAPYD_URLS == ["http://a:6800/", "http://b:6800"]
+    overrides = {**declared.scrapy_settings(), "DATABASE_URL": "postgresql://unused@127.0.0.1:1/unused"}
+    monkeypatch.setattr(fleet_cli, "project_settings", lambda: ProjectSettings("docsbot.settings", overrides))
+    fleet = fleet_cli._fleet(argparse.Namespace(scrapyd=None, jobs=1))
+    assert [node.url for node in fleet.nodes] == ["http://a:6800", "http://b:6800"]
+    given = fleet_cli._fleet(argparse.Namespace(scrapyd=["http://c:6800/"], jobs=1))
+    assert [node.url for node in given.nodes] == ["http://c:6800"]
+    monkeypatch.delenv("DOCSBOT_SCRAPYD_URLS")
+    assert DocsbotSettings().DOCSBOT_SCRAPYD_URLS == []  # unset: local runs

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.conftest import ROOT, docsbot_env
+from tests.conftest import BY_DESIGN, ROOT, docsbot_env
 from tests.docsite import html_page
 from tests.nginx import NGINX, NginxHost, can_listen, max_in_flight
 from tests.test_web import get
@@ -218,7 +218,9 @@ def test_a_rate_limit_answering_429_with_retry_after(crawl, db, site, tmp_path):
             assert not sent, (refused, sent)
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="nginx listens on ports 80 and 443, as the host it stands for: root only")
+@pytest.mark.skipif(
+    os.geteuid() != 0, reason=BY_DESIGN + "nginx listens on ports 80 and 443, as the host it stands for: root only"
+)
 def test_an_http_root_redirected_to_https(crawl, db, site, tmp_path):
     """The root URL given as http://, the host redirecting every request to https:// (301): the pages are stored
     under their https URLs, and the refresh asks https for each of them and gets 304s."""

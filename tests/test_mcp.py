@@ -20,7 +20,7 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from docsbot.mcp.server import parse_http_address
+from docsbot.mcp.transport import parse_http_address
 from docsbot.service.sections import find_heading, page_headings, section_markdown, slugify
 from tests.conftest import docsbot_env
 from tests.docsite import html_page
@@ -144,6 +144,17 @@ def test_http_address_and_sections():
     # an anchor recorded on chunks names the heading by its path, whatever its slug
     assert find_heading(headings, "config-section-id", ["Guide", "Configure"]) == 3
     assert find_heading(headings, "nowhere", None) is None
+
+
+def test_the_token_is_a_declared_setting_kept_out_of_the_settings_repr(monkeypatch):
+    """DOCSBOT_MCP_TOKEN is declared in the settings model (the server reads it through the project's settings, the
+    environment as before); the model's repr, which a log line might print, does not show it."""
+    from docsbot.config import DocsbotSettings
+
+    monkeypatch.setenv("DOCSBOT_MCP_TOKEN", "s3cret-token")
+    settings = DocsbotSettings()
+    assert settings.DOCSBOT_MCP_TOKEN == "s3cret-token" and "s3cret-token" not in repr(settings)
+    assert DocsbotSettings.model_fields["DOCSBOT_MCP_TOKEN"].default == ""  # what the settings reference shows
 
 
 # --- stdio, read-only ---------------------------------------------------------------------------------------------

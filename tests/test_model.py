@@ -14,7 +14,7 @@ from scrapy.settings import Settings
 
 from docsbot.content.chunking import Chunker
 from docsbot.embedding.models import DEFAULT_MODEL, FastEmbedEmbedder, load_embedder
-from tests.conftest import ROOT
+from tests.conftest import BY_DESIGN, ROOT
 
 pytestmark = pytest.mark.model
 
@@ -183,13 +183,15 @@ def _cuda_available() -> bool:
     return "CUDAExecutionProvider" in onnxruntime.get_available_providers()
 
 
-NO_CUDA = (
+NO_CUDA = BY_DESIGN + (
     "no CUDAExecutionProvider in this onnxruntime (needs fastembed-gpu, which brings onnxruntime-gpu, and an NVIDIA "
     "GPU with CUDA 12 and cuDNN 9): the CUDA path runs only where one exists"
 )
 
 
-@pytest.mark.skipif(_cuda_available(), reason="this machine has a CUDA provider: the GPU tests below run instead")
+@pytest.mark.skipif(
+    _cuda_available(), reason=BY_DESIGN + "this machine has a CUDA provider: the GPU tests below run instead"
+)
 def test_cuda_asked_for_without_a_cuda_provider_stops_before_the_first_request(crawl, docsite, db):
     result = crawl(
         url=f"{docsite.url}/docs/index.html",

@@ -14,7 +14,7 @@ import pytest
 
 from docsbot.config import ProjectSettings
 from docsbot.fleet.registry import RegistryError, _newest, _versioned_urls, npm_candidates, pypi_candidates, resolve
-from tests.conftest import ROOT
+from tests.conftest import BY_DESIGN, ROOT
 
 # Shapes of PyPI's JSON API and npm's registry answers, cut to the fields docsbot reads.
 PYPI_REQUESTS = {
@@ -66,6 +66,25 @@ def test_a_repository_page_is_indexed_as_its_readme_alone(registry, tmp_path):
         found = resolve("bare", None, "pypi", client=client, pypi_url=f"{registry}/pypi")
     assert (found.url, found.max_depth) == ("https://github.com/o/bare", 0)
     assert "max_depth = 0" in toml_entry(found) and "README" in toml_entry(found)
+
+
+def test_an_entry_reads_back_through_tomllib_whatever_text_the_registry_answered():
+    """A name outside the BMP, a quote, a backslash, a newline, a control character: the entry `docsbot add` writes
+    is TOML that tomllib reads back as it was (JSON's escapes wrote U+1D518 as a surrogate pair, which TOML
+    refuses); a note with a newline stays one comment line."""
+    import tomllib
+
+    from docsbot.fleet.registry import Resolution, toml_entry
+
+    name = 'pkg-𝔘 "quoted" back\\slash\nnext\x01'
+    found = Resolution(name, "pypi", "1.0 𝔘", 'https://x.org/𝔘/"a"\\b/', max_depth=2,
+                       notes=["line one\nline two 𝔘", "bell\x07"])  # fmt: skip
+    entry = toml_entry(found, "7d")
+    assert tomllib.loads(entry) == {"library": [
+        {"name": name, "version": "1.0 𝔘", "url": 'https://x.org/𝔘/"a"\\b/', "max_depth": 2,
+         "refresh": "7d"},
+    ]}  # fmt: skip
+    assert entry.startswith("# line one line two 𝔘\n# bell\ufffd\n[[library]]\n")
 
 
 def test_versions_and_ranges_resolve_to_the_newest_release_inside():
@@ -180,7 +199,9 @@ def test_the_registries_themselves_name_documentation_roots():
         try:
             client.get("https://pypi.org/pypi/requests/json").raise_for_status()
         except httpx.HTTPError as exc:
-            pytest.skip(f"pypi.org cannot be reached: {exc}")
+            pytest.skip(
+                f"{BY_DESIGN}the live registries are outside the test's control: pypi.org cannot be reached: {exc}"
+            )
         never = lambda url: False  # noqa: E731 - documentation hosts are not asked: only the registries' answers
         assert "requests.readthedocs.io" in resolve("requests", None, "pypi", client=client, probe=never).url
         assert "flask.palletsprojects.com" in resolve("Flask", "2.3.3", "pypi", client=client, probe=never).url

@@ -12,6 +12,7 @@ import subprocess
 
 import pytest
 
+from tests.conftest import BY_DESIGN
 from tests.docsite import DocSite, DocSiteServer, html_page
 from tests.test_crawl import chunks, last_run, pages
 
@@ -147,7 +148,7 @@ def test_missing_browser_is_a_clear_error_and_touches_nothing(crawl, jssite, db)
     assert chunks(db) == before
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="the unprivileged launcher is for a crawler running as root")
+@pytest.mark.skipif(os.geteuid() != 0, reason=BY_DESIGN + "the unprivileged launcher is for a crawler running as root")
 def test_as_root_chromium_runs_unprivileged_with_its_sandbox(tmp_path):
     """Chromium refuses its sandbox to root; docsbot starts it as an unprivileged user instead of --no-sandbox."""
     from docsbot.render import launch_options

@@ -118,6 +118,46 @@ def test_markdown_is_rendered_with_html_escaped_and_section_ids():
     assert "<table>" in html and "<td>1</td>" in html
 
 
+class _Index:
+    """What the app reads of the service before a page asks it anything: no database behind it."""
+
+    settings: dict[str, str] = {}
+
+    def __init__(self, allow_writes: bool) -> None:
+        self.allow_writes = allow_writes
+
+
+def test_a_form_over_the_limit_is_refused_413_declared_or_streamed_and_mcp_keeps_its_own_limit():
+    """Starlette's limit on the routes that take a form (``max_body_size``): a body declared larger is answered 413
+    unread, a streamed one as soon as it passes the limit; a smaller one reaches the form. A write form is checked
+    after access (an anonymous caller is refused before its body is read), and ``/mcp`` keeps the SDK's larger
+    limit (an MCP message may be far larger than a form)."""
+    from starlette.testclient import TestClient
+
+    from docsbot.mcp.server import build_server
+    from docsbot.web.app import MAX_FORM_BYTES, build_app
+
+    index = _Index(allow_writes=True)
+    form = {"Content-Type": "application/x-www-form-urlencoded"}
+    over = b"token=" + b"x" * MAX_FORM_BYTES
+    with TestClient(build_app(index, build_server(index), "tok", "127.0.0.1"), base_url="http://127.0.0.1:8765") as c:
+        assert c.post("/login", content=over, headers=form).status_code == 413
+        assert c.post("/login", content=iter([over[:1000], over[1000:]]), headers=form).status_code == 413
+        assert c.post("/login", content=b"token=wrong", headers=form).status_code == 401  # read: a wrong token
+        bearer = {**form, "Authorization": "Bearer tok"}
+        assert c.post("/libraries/refresh", content=over, headers=bearer).status_code == 413
+        assert c.post("/libraries/refresh", content=over, headers=form).status_code == 401
+        initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                      "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                                 "clientInfo": {"name": "x" * MAX_FORM_BYTES, "version": "1"}}}  # fmt: skip
+        mcp = c.post("/mcp", json=initialize, headers={"Accept": "application/json, text/event-stream"})
+        assert mcp.status_code == 200, mcp.text
+    read_only = _Index(allow_writes=False)
+    with TestClient(build_app(read_only, None, None, "127.0.0.1"), base_url="http://127.0.0.1") as c:
+        assert c.post("/libraries/remove", content=over, headers=form).status_code == 413
+        assert c.post("/libraries/remove", content=b"library=x", headers=form).status_code == 403
+
+
 # --- over HTTP ----------------------------------------------------------------------------------------------------
 
 

@@ -45,7 +45,6 @@ from docsbot.content.extract import EXTRACTOR_VERSION
 from docsbot.extensions.context import PageNotStored, RunExtension, count_failure
 from docsbot.extensions.ending import RunEnd
 from docsbot.extensions.setup import set_up
-from docsbot.extensions.vectors import GRAPH_WAIT_SECONDS
 from docsbot.items import PageItem
 from docsbot.refresh import RefreshLedger
 
@@ -54,8 +53,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from twisted.python.failure import Failure
 
-# GRAPH_WAIT_SECONDS (docsbot.extensions.vectors): `docsbot embed` waits as long as a run does for the graphs
-__all__ = ["GRAPH_WAIT_SECONDS", "IndexRun"]
+__all__ = ["IndexRun"]
 
 logger = logging.getLogger(__name__)
 

@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+import tomli_w
+
 from docsbot.errors import DocsbotError
 from docsbot.network import NetworkPolicy
 
@@ -306,13 +308,19 @@ def resolve(
 
 
 def toml_entry(resolution: Resolution, refresh: str | None = None) -> str:
-    """A libraries-file entry (``[[library]]``) for ``resolution``, its notes as comments; strings written as TOML
-    basic strings (JSON's escapes are TOML's)."""
-    lines = [f"# {note}" for note in resolution.notes]
-    lines += ["[[library]]", f"name = {json.dumps(resolution.name)}", f"version = {json.dumps(resolution.version)}",
-              f"url = {json.dumps(resolution.url)}"]  # fmt: skip
+    """A libraries-file entry (``[[library]]``) for ``resolution``, its notes as comments above it (one line each,
+    control characters replaced), its values written by tomli-w: any text a registry answers, a character outside
+    the BMP or a quote included, reads back through :mod:`tomllib` as it was."""
+    values: dict[str, Any] = {"name": resolution.name, "version": resolution.version, "url": resolution.url}
     if resolution.max_depth is not None:
-        lines.append(f"max_depth = {resolution.max_depth}")
+        values["max_depth"] = resolution.max_depth
     if refresh:
-        lines.append(f"refresh = {json.dumps(refresh)}")
-    return "\n".join(lines) + "\n"
+        values["refresh"] = refresh
+    comments = "".join(f"# {_comment(note)}\n" for note in resolution.notes)
+    return comments + "[[library]]\n" + tomli_w.dumps(values)
+
+
+def _comment(text: str) -> str:
+    """``text`` as the body of one TOML comment line: whitespace runs (newlines too) one space, and the control
+    characters TOML forbids in a comment (U+0000-U+001F, U+007F) as U+FFFD."""
+    return "".join("\ufffd" if ord(c) < 0x20 or c == "\x7f" else c for c in " ".join(text.split()))

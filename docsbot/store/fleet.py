@@ -32,6 +32,7 @@ __all__ = [
     "claim_version",
     "declare_version",
     "declared_versions",
+    "next_due_times",
     "release_claim",
     "record_run_end",
 ]
@@ -124,6 +125,18 @@ def declared_versions(conn: psycopg.Connection, source: str) -> list[dict[str, A
             "SELECT v.id, l.name AS library, v.name AS version, v.refresh_interval, v.next_due_at "
             "FROM versions v JOIN libraries l ON l.id = v.library_id WHERE v.source = %s ORDER BY l.name, v.name",
             (source,),
+        ).fetchall()
+
+
+def next_due_times(conn: psycopg.Connection, version_ids: list[int] | None = None) -> list[dict[str, Any]]:
+    """When each of ``version_ids`` (every version when ``None``) is next due: ``library, version, next_due_at``
+    (``None`` for a version without a refresh interval), by library and version name."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(
+            "SELECT l.name AS library, v.name AS version, v.next_due_at "
+            "FROM versions v JOIN libraries l ON l.id = v.library_id "
+            "WHERE (%s::bigint[] IS NULL OR v.id = ANY(%s)) ORDER BY l.name, v.name",
+            (version_ids, version_ids),
         ).fetchall()
 
 

@@ -4,13 +4,14 @@ rank in one statement, and the per-version BM25 statistics it reads.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import psycopg
 from pgvector.psycopg import register_vector
 from psycopg import sql
+
+from docsbot.content.identifiers import IDENTIFIER_LIKE, LEXEME_IDENTIFIER, symbol_keys
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -30,18 +31,6 @@ __all__ = [
     "search",
     "symbol_keys",
 ]
-
-_SYMBOL_SEPARATOR = re.compile(r"(::|[.:])")
-
-
-def symbol_keys(name: str) -> list[str]:
-    """The keys a symbol is found by: its lower-cased name without a trailing ``()`` and each of its last parts,
-    parts being separated by ``.``, ``::`` (Rust, C++) or ``:`` (GObject properties): ``os.path.join`` →
-    ``os.path.join``, ``path.join``, ``join``; ``std::vec::Vec::push`` → ..., ``vec::push``, ``push``."""
-    name = name.strip().lower().removesuffix("()")
-    tokens = _SYMBOL_SEPARATOR.split(name)  # part, separator, part, ...
-    keys = ["".join(tokens[i:]) for i in range(0, len(tokens), 2) if tokens[i]]
-    return list(dict.fromkeys(keys)) or [name]
 
 
 @dataclass(frozen=True)
@@ -169,7 +158,8 @@ WITH stats AS MATERIALIZED (
     SELECT version_id, term, count(*)::float8 AS df FROM qpost GROUP BY version_id, term
 ), qkeys AS (
     -- the query's words as typed (trailing punctuation and "()" cut), lower-cased; `ident` if shaped like one
-    SELECT DISTINCT lower(w) AS key, (w ~ '[._<>:]|[a-z][A-Z]|^-|[A-Za-z][0-9]') AS ident
+    -- (docsbot.content.identifiers.IDENTIFIER_LIKE, the symbol table's rule for terms too)
+    SELECT DISTINCT lower(w) AS key, (w ~ {identifier_like}) AS ident
     FROM regexp_split_to_table(%(text)s, '[\\s,;()"''`?!]+') AS typed,
          LATERAL regexp_replace(typed, '[.:]+$', '') AS w  -- "bytes." ends a sentence; "e.g." is not a name
     WHERE w <> '' AND length(w) > 1
@@ -182,10 +172,10 @@ WITH stats AS MATERIALIZED (
     WHERE array_length(regexp_split_to_array(t.q, '\\s+'), 1) BETWEEN 2 AND %(sym_word_max_words)s
 ), ident_pages AS MATERIALIZED (
     -- pages holding an identifier of the query: an identifier term ('=cmake_build_type'), or a word of letters and
-    -- digits, which the `english` parser keeps whole as a lexeme ('cmp0036', 'sha256'); none: the query names no
-    -- identifier of the text
+    -- digits, which the `english` parser keeps whole as a lexeme ('cmp0036', 'sha256': LEXEME_IDENTIFIER); none: the
+    -- query names no identifier of the text
     SELECT DISTINCT page_id FROM qpost
-    WHERE left(term, 1) = '=' OR term IN (SELECT key FROM qkeys WHERE key ~ '^[a-z][a-z0-9]*[0-9][a-z0-9]*$')
+    WHERE left(term, 1) = '=' OR term IN (SELECT key FROM qkeys WHERE key ~ {lexeme_identifier})
 ), weights AS MATERIALIZED (
     -- a query naming an identifier the text holds leans on exact matches: its own BM25 weight
     SELECT CASE WHEN ident THEN %(w_lex_ident)s ELSE %(w_lex)s END AS lex, ident
@@ -352,13 +342,19 @@ _NO_BRANCH = "SELECT NULL::bigint AS id, NULL::smallint AS kind, NULL::float8 AS
 
 def search_sql(dim: int, version_ids: Iterable[int]) -> sql.Composed:
     """The hybrid search statement for query vectors of ``dim`` dimensions over ``version_ids`` (one vector branch
-    per version, see :mod:`docsbot.store.vector_index`); its parameters are :func:`search`'s."""
+    per version, see :mod:`docsbot.store.vector_index`); its parameters are :func:`search`'s. What counts as an
+    identifier in the query is :mod:`docsbot.content.identifiers`' rule, composed in as literals."""
     branches = [
         sql.SQL(_NEAREST_BRANCH).format(dim=sql.Literal(int(dim)), version=sql.Literal(int(v)))
         for v in sorted(set(version_ids))
     ]
     per_version = sql.SQL(" UNION ALL ").join(branches) if branches else sql.SQL(_NO_BRANCH)
-    return sql.SQL(_SEARCH).format(dim=sql.Literal(int(dim)), per_version=per_version)
+    return sql.SQL(_SEARCH).format(
+        dim=sql.Literal(int(dim)),
+        per_version=per_version,
+        identifier_like=sql.Literal(IDENTIFIER_LIKE.pattern),
+        lexeme_identifier=sql.Literal(LEXEME_IDENTIFIER.pattern),
+    )
 
 
 def search(

@@ -18,18 +18,19 @@ _SPEC = os.environ.get("DOCSBOT_TEST_EXTRACT_FAULTS", "")
 
 if _SPEC:
     import docsbot.content.extract as _extract
+    import docsbot.content.markdown as _markdown
 
     _original = _extract.extract_page
     _rules = [part.split(":", 1) for part in _SPEC.split(",") if ":" in part]
-    _convert = _extract.html_to_markdown.convert
+    _convert = _markdown.html_to_markdown.convert
     _panicking = []
 
     def convert(html, *args, **kwargs):  # noqa: ANN001, ANN201 - the patched function's own signature
         if _panicking:
-            raise _extract.html_to_markdown.PanicError("injected: the converter panicked")
+            raise _markdown.html_to_markdown.PanicError("injected: the converter panicked")
         return _convert(html, *args, **kwargs)
 
-    _extract.html_to_markdown.convert = convert
+    _markdown.html_to_markdown.convert = convert
 
     def extract_page(body, url, *args, **kwargs):  # noqa: ANN001, ANN201 - the patched function's own signature
         for kind, argument in _rules:

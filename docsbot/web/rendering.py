@@ -1,0 +1,143 @@
+"""What the web pages show of the index: a stored page's Markdown rendered as HTML (raw HTML in it escaped, images
+as links unless allowed), a result's excerpt with the query's words marked, links that can only be http(s), and the
+Jinja environment of the templates (``docsbot/web/templates``) with these as its filters."""
+
+from __future__ import annotations
+
+import re
+import urllib.parse
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from markdown_it import MarkdownIt
+from markupsafe import Markup, escape
+
+from docsbot import store
+from docsbot.service import MAX_QUERY_CHARS
+
+__all__ = ["EXCERPT_CHARS", "MAX_RENDERED_CHARS", "excerpt", "highlight", "render_markdown", "safe_href", "templates"]
+
+EXCERPT_CHARS = 400
+# A page view renders at most this much Markdown (about 0.2 s of markdown-it here; /page.json has all of it).
+MAX_RENDERED_CHARS = 256 * 1024
+_WORD = re.compile(r"[\w][\w.:-]*[\w]|[\w]")
+# Words not worth marking in an excerpt (marking every "the" hides the words that matched).
+_UNMARKED = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "can",
+        "do",
+        "does",
+        "for",
+        "from",
+        "how",
+        "i",
+        "in",
+        "is",
+        "it",
+        "of",
+        "on",
+        "or",
+        "the",
+        "to",
+        "what",
+        "when",
+        "where",
+        "which",
+        "why",
+        "with",
+    ]
+)
+_MARKDOWN_SYNTAX = re.compile(r"```[^\n]*\n?|`|\*\*|__|^#{1,6} |^\s*[-*] |^>\s?", re.M)
+
+
+def excerpt(markdown: str, width: int = EXCERPT_CHARS) -> str:
+    """A result's text as one plain line of at most ``width`` characters: Markdown's code fences, backticks,
+    emphasis and heading marks dropped, whitespace collapsed, cut at a word with an ellipsis."""
+    text = " ".join(_MARKDOWN_SYNTAX.sub(" ", markdown).split())
+    if len(text) <= width:
+        return text
+    return text[:width].rsplit(" ", 1)[0] + " …"
+
+
+def highlight(text: str, query: str) -> Markup:
+    """``text`` escaped for HTML, with each word of ``query`` (letters, digits, ``_ . : -`` inside a word) marked
+    by ``<mark>`` wherever it stands as a whole word, case-insensitively; a few English function words ("the",
+    "how", "to") are not marked."""
+    words = sorted({w for w in _WORD.findall(query) if w.lower() not in _UNMARKED}, key=len, reverse=True)
+    if not words:
+        return escape(text)
+    pattern = re.compile(r"(?<![\w])(" + "|".join(map(re.escape, words)) + r")(?![\w])", re.I)
+    out, pos = [], 0
+    for m in pattern.finditer(text):
+        out.append(escape(text[pos : m.start()]))
+        out.append(Markup("<mark>%s</mark>") % m.group(0))
+        pos = m.end()
+    out.append(escape(text[pos:]))
+    return Markup("").join(out)
+
+
+_MARKDOWN = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
+
+
+def _image_as_link(self: Any, tokens: list[Any], idx: int, options: Any, env: dict[str, Any]) -> str:
+    """markdown-it's ``image`` rule, replaced: a link to the image (its alt text, else its address), which the
+    reader's browser does not load. The address was already checked by markdown-it's ``validateLink``."""
+    token = tokens[idx]
+    src = token.attrGet("src") or ""
+    text = self.renderInlineAsText(token.children or [], options, env) or src
+    return f'<a class="image" href="{escape(src)}" rel="noreferrer nofollow">[image: {escape(text)}]</a>'
+
+
+_MARKDOWN_NO_IMAGES = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
+_MARKDOWN_NO_IMAGES.add_render_rule("image", _image_as_link)
+
+
+def render_markdown(markdown: str, anchors: list[str], *, images: bool = False) -> Markup:
+    """A stored page's Markdown as HTML (CommonMark and GFM tables, markdown-it-py). Raw HTML in it is escaped,
+    never rendered; link and image addresses markdown-it deems unsafe (``javascript:``, ``data:`` but images...) are
+    dropped by it. Images are shown as links to them unless ``images`` (an ``<img>`` would make every reader's
+    browser ask the documentation's host for it). Headings below the title get, in order, the ids in ``anchors``
+    (the page's sections, so that ``#anchor`` links land on them). Linear in the size of the page."""
+    md = _MARKDOWN if images else _MARKDOWN_NO_IMAGES
+    tokens = md.parse(markdown)
+    pending = iter(anchors)
+    for token in tokens:
+        if token.type == "heading_open" and token.tag != "h1":
+            ident = next(pending, None)
+            if ident is None:
+                break
+            token.attrSet("id", ident)
+    return Markup(md.renderer.render(tokens, md.options, {}))
+
+
+def safe_href(url: Any) -> str:
+    """``url`` if it is an absolute http(s) URL (what docsbot stores), else ``#``: no ``javascript:`` in a link."""
+    text = str(url or "")
+    return text if urllib.parse.urlsplit(text).scheme.lower() in ("http", "https") else "#"
+
+
+def templates() -> Environment:
+    """The templates' environment: HTML autoescaped, with the filters ``highlight``, ``excerpt``, ``quote`` (a URL
+    component) and ``href`` (:func:`safe_href`)."""
+    env = Environment(
+        loader=PackageLoader("docsbot.web", "templates"),
+        autoescape=select_autoescape(["html"]),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["highlight"] = highlight
+    env.filters["excerpt"] = excerpt
+    env.filters["quote"] = lambda value: urllib.parse.quote(str(value), safe="")
+    env.filters["href"] = safe_href
+    env.globals["label"] = store.version_label
+    env.globals["max_query"] = MAX_QUERY_CHARS
+    env.globals["max_rendered"] = MAX_RENDERED_CHARS
+    return env
