@@ -45,7 +45,7 @@ __all__ = [
 
 # Per component priority dictionary: docsbot's entries (None: Scrapy's own, switched off for docsbot's subclass).
 COMPONENTS: dict[str, dict[str, int | None]] = {
-    # The spider keeps each page's depth itself (stored pages keep their stored depth; docsbot/refresh.py), so
+    # The spider keeps each page's depth itself (stored pages keep their stored depth; docsbot/refresh/ledger.py), so
     # Scrapy's DepthMiddleware, which would overwrite it with parent + 1, is off.
     "SPIDER_MIDDLEWARES": {"scrapy.spidermiddlewares.depth.DepthMiddleware": None},
     "DOWNLOADER_MIDDLEWARES": {

@@ -107,7 +107,7 @@ def cli_page() -> str:
     out = [
         "# Command line",
         "",
-        "Generated from `docsbot/cli.py`'s argparse parser (`docsbot COMMAND --help` prints the same).",
+        "Generated from `docsbot/cli`'s argparse parser (`docsbot COMMAND --help` prints the same).",
         "The crawl itself is Scrapy's: `scrapy crawl docs -a NAME=VALUE`",
         "(see [Spider arguments](spider-arguments.md)).",
         "",

@@ -1,5 +1,6 @@
-"""docsbot's import graph runs one way (issue 10): spider → middlewares / pipelines / extension → refresh, db,
-extract, chunking, embedding, urls; and the pure core imports neither Scrapy nor a database driver."""
+"""docsbot's import graph runs one way, layer by layer (docs/explanation/architecture.md draws it): interfaces → Scrapy
+components → the run and, beside it, the service → the store → the pure core; and the pure core imports neither
+Scrapy nor a database driver."""
 
 from __future__ import annotations
 
