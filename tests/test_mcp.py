@@ -24,6 +24,7 @@ from docsbot.mcp.transport import parse_http_address
 from docsbot.service.sections import find_heading, page_headings, section_markdown, slugify
 from tests.conftest import docsbot_env
 from tests.docsite import html_page
+from tests.servers import ServerProcess
 from tests.test_deploy import scrapyd  # noqa: F401 - the fixture
 
 if TYPE_CHECKING:
@@ -47,42 +48,16 @@ async def stdio_session(env: dict[str, str], errlog: Path, *args: str) -> AsyncI
             yield session
 
 
-class HttpServer:
+class HttpServer(ServerProcess):
     """`docsbot mcp --http ...` as a process; ``url`` once it has announced its address."""
 
     def __init__(self, env: dict[str, str], log: Path, *args: str) -> None:
-        self.log = log
-        self._log_file = log.open("w")
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "docsbot.cli", "mcp", *args],
-            cwd=ROOT,
-            env={**os.environ, **env},
-            stdin=subprocess.DEVNULL,
-            stdout=self._log_file,
-            stderr=subprocess.STDOUT,
-        )
-        self.url = ""
+        command = [sys.executable, "-m", "docsbot.cli", "mcp", *args]
+        super().__init__(command, {**os.environ, **env}, log, r"(?m)^docsbot mcp: serving (\S+)")
 
     def wait_ready(self, timeout: float = 60) -> str:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            for line in self.log.read_text().splitlines():
-                if line.startswith("docsbot mcp: serving "):
-                    self.url = line.split()[-1].replace("0.0.0.0", "127.0.0.1")
-                    return self.url
-            assert self.process.poll() is None, self.log.read_text()[-3000:]
-            time.sleep(0.1)
-        raise AssertionError("the server did not start: " + self.log.read_text()[-3000:])
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self._log_file.close()
+        self.url = super().wait_ready(timeout).replace("0.0.0.0", "127.0.0.1")
+        return self.url
 
 
 @asynccontextmanager

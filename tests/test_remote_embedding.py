@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import selectors
-import subprocess
+import os
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +18,7 @@ from docsbot.content.chunking import embed_text
 from docsbot.embedding.models import DEFAULT_MODEL, DEFAULT_MODEL_DIRNAME, EmbeddingModelError, FastEmbedEmbedder
 from tests.conftest import ROOT, _default_models_dir, docsbot_env
 from tests.docsite import DocSiteServer
+from tests.servers import ServerProcess
 from tests.test_bench import free_port
 from tests.test_embed_cli import cli, crawl, waiting
 from tests.test_faults import fault_site
@@ -39,35 +38,13 @@ TEXTS = [
 ]
 
 
-class EmbeddingServer:
+class EmbeddingServer(ServerProcess):
     """bench/embedding_server.py as a process: ``url`` (its /v1 base URL), ``stats()`` (its /stats)."""
 
     def __init__(self, log: Path, *options: str) -> None:
-        self.log = log
-        with log.open("w") as stderr:
-            self.proc = subprocess.Popen(
-                [sys.executable, str(SERVER), "--port", "0", "--model-dir", str(MODEL_DIR), *options],
-                cwd=ROOT,
-                stdout=subprocess.PIPE,
-                stderr=stderr,
-                text=True,
-            )
-        self.url = self._wait_ready(timeout=120)
-
-    def _wait_ready(self, timeout: float) -> str:
-        """The URL of the server's ready line; fails if it exits or stays silent ``timeout`` seconds."""
-        deadline = time.monotonic() + timeout
-        with selectors.DefaultSelector() as selector:
-            selector.register(self.proc.stdout, selectors.EVENT_READ)
-            while (left := deadline - time.monotonic()) > 0:
-                if selector.select(left):
-                    line = self.proc.stdout.readline()
-                    if not line:
-                        break  # it exited
-                    if "ready on " in line:
-                        return line.split("ready on ", 1)[1].strip()
-        self.close()
-        pytest.fail(f"the embedding server did not start: {self.log.read_text()[-3000:]}")
+        command = [sys.executable, str(SERVER), "--port", "0", "--model-dir", str(MODEL_DIR), *options]
+        super().__init__(command, dict(os.environ), log, r"ready on (\S+)")
+        self.wait_ready(timeout=120)
 
     def stats(self) -> dict:
         import urllib.request
@@ -76,14 +53,7 @@ class EmbeddingServer:
             return json.load(response)
 
     def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.proc.stdout.close()
+        self.stop()
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,6 +17,7 @@ import pytest
 from docsbot.web import excerpt, highlight, render_markdown
 from tests.conftest import docsbot_env
 from tests.docsite import html_page
+from tests.servers import ServerProcess
 from tests.test_mcp import answer, http_session
 
 if TYPE_CHECKING:
@@ -29,43 +29,13 @@ CHROMIUM = os.environ.get("DOCSBOT_CHROMIUM", "/usr/bin/chromium")
 SCREENSHOTS = os.environ.get("DOCSBOT_SCREENSHOTS")
 
 
-class Serve:
-    """`docsbot serve --http ...` as a process; ``url`` (no trailing slash) once it has announced its address."""
+class Serve(ServerProcess):
+    """`docsbot serve --http ...` as a process; ``url`` (no trailing slash) once it has announced its address; its log
+    must hold no traceback when it stops."""
 
     def __init__(self, env: dict[str, str], log: Path, *args: str, http: str = "127.0.0.1:0") -> None:
-        self.log = log
-        self._log_file = log.open("w")
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "docsbot.cli", "serve", "--http", http, *args],
-            cwd=ROOT,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=self._log_file,
-            stderr=subprocess.STDOUT,
-        )
-        self.url = ""
-
-    def wait_ready(self, timeout: float = 60) -> str:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            m = re.search(r"docsbot serve: serving (http://\S+)/ \(MCP at", self.log.read_text())
-            if m:
-                self.url = m.group(1)
-                return self.url
-            assert self.process.poll() is None, self.log.read_text()[-3000:]
-            time.sleep(0.1)
-        raise AssertionError("the server did not start: " + self.log.read_text()[-3000:])
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self._log_file.close()
-        assert "Traceback" not in self.log.read_text(), self.log.read_text()[-3000:]
+        command = [sys.executable, "-m", "docsbot.cli", "serve", "--http", http, *args]
+        super().__init__(command, env, log, r"docsbot serve: serving (http://\S+)/ \(MCP at", no_traceback=True)
 
 
 @pytest.fixture
