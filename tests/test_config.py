@@ -117,3 +117,26 @@ def test_the_browser_setting_from_s_beats_the_environments_and_a_projects_launch
     check_rendering(crawl_settings())  # the environment's
     own = {"executable_path": sys.executable, "headless": True}
     assert crawl_settings(PLAYWRIGHT_LAUNCH_OPTIONS=own).getdict("PLAYWRIGHT_LAUNCH_OPTIONS") == own
+
+
+@pytest.mark.parametrize(
+    ("path", "backend"),
+    [
+        ("docsbot.embedding.models.FastEmbedEmbedder", "FastEmbedEmbedder"),
+        ("docsbot.embedding.FastEmbedEmbedder", "FastEmbedEmbedder"),  # named before the backends moved
+        ("docsbot.embedding.OpenAIEmbedder", "OpenAIEmbedder"),
+    ],
+)
+def test_an_embedder_named_by_its_former_import_path_is_still_found(tmp_path, path, backend):
+    from docsbot.config import ProjectSettings
+    from docsbot.embedding.models import load_embedder
+
+    settings = ProjectSettings(
+        overrides={
+            "DOCSBOT_EMBEDDER": path,
+            "DOCSBOT_EMBEDDING_MODEL": "some/model",  # not the default: nothing is checked on disk
+            "DOCSBOT_EMBEDDING_URL": "http://127.0.0.1:9/v1" if backend == "OpenAIEmbedder" else "",
+            "DOCSBOT_MODELS_DIR": str(tmp_path),
+        }
+    )
+    assert type(load_embedder(settings)).__name__ == backend
