@@ -95,9 +95,9 @@ def _sync_from(files: list[str], path: Path) -> int:
                 print(f"docsbot sync: {exc}", file=sys.stderr)
                 missed += 1
                 continue
-            for dep in deps:
+            for dep in deps.dependencies:
                 try:
-                    found.append(resolve(dep.name, dep.spec, dep.ecosystem, client=client))
+                    found.append(resolve(dep.name, dep.requirement, dep.ecosystem, client=client))
                 except RegistryError as exc:
                     print(f"docsbot sync: {dep.name} ({dep.source}): {exc}", file=sys.stderr)
                     missed += 1
