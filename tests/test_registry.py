@@ -198,29 +198,6 @@ def test_the_registries_themselves_name_documentation_roots():
 
 
 @pytest.mark.e2e
-def test_sync_from_a_requirements_file_indexes_each_dependencys_docs(registry, tmp_path, database_url, db):
-    """`docsbot sync --from requirements.txt`: each dependency's docs found in the registry, added to the libraries
-    file and indexed; a dependency whose docs cannot be found is one line naming it, and the others go on."""
-    from tests.conftest import docsbot_env
-
-    (tmp_path / "requirements.txt").write_text("demo==2.0\nno-such-package\n")
-    env = docsbot_env(database_url, tmp_path, DOCSBOT_PYPI_URL=f"{registry}/pypi", DOCSBOT_ALLOWED_NETWORKS="127.0.0.1")
-    done = subprocess.run([sys.executable, "-m", "docsbot.cli", "sync", "--from", "requirements.txt"], cwd=tmp_path,
-                          env=env, capture_output=True, text=True, timeout=300)  # fmt: skip
-    assert done.returncode == 3, done.stdout + done.stderr[-3000:]  # one dependency without docs
-    assert f"added demo@2.0 ({registry}/en/2.0/)" in done.stdout and "1 indexed" in done.stdout
-    assert "no-such-package (" in done.stderr and "requirements.txt:2): no-such-package: no such package on pypi" in (
-        done.stderr
-    )
-    assert "1 dependencies without docs found" in done.stdout
-    pages = db.execute(
-        "SELECT l.name, v.name, p.url FROM pages p JOIN versions v ON v.id = p.version_id "
-        "JOIN libraries l ON l.id = v.library_id"
-    ).fetchall()
-    assert pages == [("demo", "2.0", f"{registry}/en/2.0/")]
-
-
-@pytest.mark.e2e
 def test_a_registry_cannot_send_the_crawl_to_this_machines_network(registry, monkeypatch):
     """A package whose metadata names a loopback, private or link-local documentation URL (a cloud's metadata
     service, a service on this machine): refused, naming the address, unless DOCSBOT_ALLOWED_NETWORKS allows it."""

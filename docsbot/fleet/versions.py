@@ -33,7 +33,7 @@ from docsbot.errors import DocsbotError
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
-__all__ = ["Environment", "VersionSpecError", "check", "exactly", "newest", "pinned"]
+__all__ = ["Environment", "VersionSpecError", "check", "exactly", "newest", "pinned", "why"]
 
 _ANY = ("", "*", "latest")
 
@@ -176,6 +176,25 @@ def _newest_semver(releases: list[str], spec: str, ecosystem: str, tags: dict[st
     if latest and nodesemver.satisfies(latest, text, loose=True):
         return latest  # npm-pick-manifest: the default tag when the range allows it
     return nodesemver.max_satisfying(releases, text, loose=True)
+
+
+def why(spec: str | None, ecosystem: str, version: str) -> str:
+    """Why ``spec`` picked ``version``, in a line: ``pinned``, ``the newest release``, npm's ``latest tag``, or
+    ``the newest release inside ^4.18 (npm's ranges)``, naming the rules that read it."""
+    spec = (spec or "").strip()
+    if pinned(spec, ecosystem) == version:
+        return f"{version}: pinned"
+    if spec in _ANY:
+        return f"{version}: npm's latest tag" if ecosystem == "npm" else f"{version}: the newest release"
+    if ecosystem == "pypi":
+        rules = "PEP 440" if _pep440(spec) is not None else "Poetry's rules"
+    elif ecosystem == "cargo":
+        rules = "Cargo's rules, a bare version a caret range" if spec[:1].isdigit() else "Cargo's rules"
+    elif _semver_range(spec, ecosystem) is None:
+        return f"{version}: npm's {spec!r} tag"
+    else:
+        return f"{version}: npm's pick inside {spec} (its latest tag when inside, else the newest release)"
+    return f"{version}: the newest release inside {spec} ({rules})"
 
 
 _PLATFORMS = {  # --platform: sys_platform, platform_system, os_name
