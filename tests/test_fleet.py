@@ -390,7 +390,7 @@ def test_versions_on_one_host_share_its_budget_across_the_fleets_runs(database_u
         )
         result = sync(database_url, tmp_path, str(libraries), "--jobs", "2")
         assert result.returncode == 0, result.stdout + result.stderr[-3000:]
-        assert "2 versions: 2 indexed, 0 failed" in result.stdout
+        assert "2 entries: 2 indexed, 0 refreshed, 0 not due, 0 failed, 0 skipped" in result.stdout
         assert site.max_in_flight <= 8, site.max_in_flight  # one run's worth: the host's budget
         assert db.execute("SELECT count(*) FROM pages").fetchone()[0] == 50
 
