@@ -35,6 +35,7 @@ LAYERS = (
         "docsbot.fleet.dependencies",
         independent=True,
     ),  # a page's changes; a fleet's files and registries
+    grimp.Layer("docsbot.fleet.versions", "docsbot.fleet.locks", independent=True),  # each ecosystem's rules, locks
     "docsbot.arguments",
     grimp.Layer(
         "docsbot.refresh",
@@ -90,6 +91,9 @@ PURE = (
     "docsbot.refresh.freshness",
     "docsbot.content.changes",
     "docsbot.fleet.libraries",
+    "docsbot.fleet.dependencies",
+    "docsbot.fleet.versions",
+    "docsbot.fleet.locks",
     "docsbot.arguments",
     "docsbot.content.extract",
     "docsbot.content.decoding",

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from docsbot.config import ProjectSettings
-from docsbot.fleet.registry import RegistryError, _newest, _versioned_urls, npm_candidates, pypi_candidates, resolve
+from docsbot.fleet.registry import RegistryError, _versioned_urls, npm_candidates, pypi_candidates, resolve
 from tests.conftest import BY_DESIGN, ROOT
 
 # Shapes of PyPI's JSON API and npm's registry answers, cut to the fields docsbot reads.
@@ -85,16 +85,6 @@ def test_an_entry_reads_back_through_tomllib_whatever_text_the_registry_answered
          "refresh": "7d"},
     ]}  # fmt: skip
     assert entry.startswith("# line one line two 𝔘\n# bell\ufffd\n[[library]]\n")
-
-
-def test_versions_and_ranges_resolve_to_the_newest_release_inside():
-    releases = ["1.0", "1.4.2", "2.0.0", "2.1.0", "3.0.0rc1"]
-    assert _newest(releases, None) == "2.1.0"  # no pre-release unless nothing else
-    assert _newest(releases, ">=1,<2") == "1.4.2"
-    assert _newest(releases, "^2.0.0") == "2.1.0" and _newest(releases, "~1.4") == "1.4.2"  # npm's ranges
-    assert _newest(releases, "1.4.2") == "1.4.2" and _newest(releases, ">=9") is None
-    with pytest.raises(RegistryError, match="not a version"):
-        _newest(releases, "=>banana")
 
 
 def test_versioned_layouts_are_read_the_docs_and_version_segments():
@@ -206,69 +196,6 @@ def test_the_registries_themselves_name_documentation_roots():
         assert "requests.readthedocs.io" in resolve("requests", None, "pypi", client=client, probe=never).url
         assert "flask.palletsprojects.com" in resolve("Flask", "2.3.3", "pypi", client=client, probe=never).url
         assert resolve("express", "^4", "npm", client=client, probe=never).url.startswith("https://expressjs.com")
-
-
-def test_dependency_files_are_read_with_their_ecosystems_own_rules(tmp_path):
-    from docsbot.fleet.dependencies import DependencyFileError, read_dependencies
-
-    (tmp_path / "requirements.txt").write_text(
-        "requests==2.31.0 --hash=sha256:abc\nflask>=2,<3  # web\n-r more.txt\n-e ./local\n"
-        "pkg @ https://example.org/pkg.whl\n--index-url https://x\nRequests==2.31.0\n"
-    )
-    (tmp_path / "more.txt").write_text("numpy\n-r requirements.txt\n")  # a cycle is read once
-    assert [(d.name, d.spec) for d in read_dependencies(tmp_path / "requirements.txt")] == [
-        ("requests", "2.31.0"), ("flask", "<3,>=2"), ("numpy", None)
-    ]  # fmt: skip
-    (tmp_path / "pyproject.toml").write_text(
-        '[project]\nname = "x"\ndependencies = ["httpx>=0.27", "attrs==23.2.0"]\n'
-        '[tool.poetry.dependencies]\npython = "^3.11"\nrich = "13.7"\nlocal = {path = "../local"}\n'
-    )
-    assert [(d.name, d.spec) for d in read_dependencies(tmp_path / "pyproject.toml")] == [
-        ("httpx", ">=0.27"), ("attrs", "23.2.0"), ("rich", "^13.7")
-    ]  # fmt: skip
-    (tmp_path / "package.json").write_text(json.dumps({"dependencies": {"express": "^4.18.0", "mine": "file:../m"}}))
-    (tmp_path / "package-lock.json").write_text(
-        json.dumps({"packages": {"": {}, "node_modules/express": {"version": "4.18.2"}}})
-    )
-    assert [(d.name, d.spec, d.ecosystem) for d in read_dependencies(tmp_path / "package.json")] == [
-        ("express", "4.18.2", "npm")
-    ]
-    (tmp_path / "Cargo.toml").write_text(
-        '[package]\nname = "x"\n[dependencies]\nserde = { version = "1", features = ["derive"] }\n'
-        'mine = { path = "m" }\n'
-    )
-    (tmp_path / "Cargo.lock").write_text('[[package]]\nname = "serde"\nversion = "1.0.197"\n')
-    assert [(d.name, d.spec, d.ecosystem) for d in read_dependencies(tmp_path / "Cargo.toml")] == [
-        ("serde", "1.0.197", "cargo")
-    ]
-    (tmp_path / "bad.txt").write_text("requests>=>1\n")
-    with pytest.raises(DependencyFileError, match="bad.txt:1"):
-        read_dependencies(tmp_path / "bad.txt")
-    with pytest.raises(DependencyFileError, match="not a dependency file"):
-        read_dependencies(tmp_path / "Cargo.lock")
-
-
-@pytest.mark.e2e
-def test_sync_from_a_requirements_file_indexes_each_dependencys_docs(registry, tmp_path, database_url, db):
-    """`docsbot sync --from requirements.txt`: each dependency's docs found in the registry, added to the libraries
-    file and indexed; a dependency whose docs cannot be found is one line naming it, and the others go on."""
-    from tests.conftest import docsbot_env
-
-    (tmp_path / "requirements.txt").write_text("demo==2.0\nno-such-package\n")
-    env = docsbot_env(database_url, tmp_path, DOCSBOT_PYPI_URL=f"{registry}/pypi", DOCSBOT_ALLOWED_NETWORKS="127.0.0.1")
-    done = subprocess.run([sys.executable, "-m", "docsbot.cli", "sync", "--from", "requirements.txt"], cwd=tmp_path,
-                          env=env, capture_output=True, text=True, timeout=300)  # fmt: skip
-    assert done.returncode == 3, done.stdout + done.stderr[-3000:]  # one dependency without docs
-    assert f"added demo@2.0 ({registry}/en/2.0/)" in done.stdout and "1 indexed" in done.stdout
-    assert "no-such-package (" in done.stderr and "requirements.txt:2): no-such-package: no such package on pypi" in (
-        done.stderr
-    )
-    assert "1 dependencies without docs found" in done.stdout
-    pages = db.execute(
-        "SELECT l.name, v.name, p.url FROM pages p JOIN versions v ON v.id = p.version_id "
-        "JOIN libraries l ON l.id = v.library_id"
-    ).fetchall()
-    assert pages == [("demo", "2.0", f"{registry}/en/2.0/")]
 
 
 @pytest.mark.e2e

@@ -49,6 +49,17 @@ def _network_options(command: argparse.ArgumentParser) -> None:
     )
 
 
+def _environment_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--python", metavar="X.Y", help="read environment markers for this Python (default: this interpreter's)"
+    )
+    command.add_argument(
+        "--platform",
+        choices=["linux", "windows", "macos"],
+        help="read environment markers and Cargo's cfg() targets for this platform (default: this machine's)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="docsbot", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -120,11 +131,17 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("--json", action="store_true")
     diff.set_defaults(func=cmd_diff)
     add = sub.add_parser("add", help="add a package's documentation to the libraries file, found in its registry")
-    add.add_argument("package", metavar="NAME[==VERSION]", help="requests, requests==2.31.0, 'flask>=2,<3', express@^4")
+    add.add_argument(
+        "package",
+        metavar="PACKAGE",
+        help="as its ecosystem writes it: requests, 'flask>=2', 'requests==2.31.0; python_version < \"3.13\"', "
+        "requests@^2.31 (Poetry's), express@^4.18, react@next (npm), serde@1.0 (Cargo: a caret range)",
+    )
     add.add_argument("--ecosystem", choices=["pypi", "npm", "cargo"], default="pypi", help="its registry (pypi)")
     add.add_argument("--file", help="the libraries file (default ./libraries.toml; created when missing)")
     add.add_argument("--refresh", help="how often it is due (12h, 7d); default the file's [defaults]")
     add.add_argument("--dry-run", action="store_true", help="print the entry, write nothing")
+    _environment_options(add)
     add.set_defaults(func=cmd_add)
     docs = sub.add_parser("docs", help="a library's docs on a topic (or its overview) within a token budget")
     docs.add_argument("library", metavar="LIBRARY[@VERSION]", help="an indexed library; VERSION may be loose (3.x)")
@@ -153,8 +170,14 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         metavar="DEPFILE",
         help="first add the docs of this project's dependencies (requirements*.txt, pyproject.toml, package.json, "
-        "Cargo.toml; repeatable) to the libraries file",
+        "Cargo.toml, with the lock file beside it; or a lock file: uv.lock, package-lock.json, pnpm-lock.yaml, "
+        "Cargo.lock; repeatable) to the libraries file",
     )
+    sync.add_argument(
+        "--dry-run", action="store_true", help="with --from: print the plan (each dependency, its version, root and "
+        "why; each one skipped, and why), write nothing, run nothing",
+    )  # fmt: skip
+    _environment_options(sync)
     scheduler = sub.add_parser("scheduler", help="run due versions on a timer, for ever (a long-running service)")
     scheduler.add_argument("--interval", type=float, default=60.0, help="seconds between ticks (default 60)")
     for command in (sync, scheduler):

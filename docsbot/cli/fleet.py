@@ -3,7 +3,9 @@ found in the package registries, or a project's dependency files) and run when d
 
 from __future__ import annotations
 
+import re
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -12,7 +14,20 @@ from docsbot.cli.common import project_settings
 if TYPE_CHECKING:
     import argparse
 
+    from docsbot.fleet.dependencies import Dependency, DependencyFile
+    from docsbot.fleet.registry import Resolution
+    from docsbot.fleet.scheduler import SyncRow
+    from docsbot.fleet.versions import Environment
+
 __all__ = ["cmd_add", "cmd_scheduler", "cmd_sync"]
+
+
+class _Refused(Exception):
+    """A one-line refusal of a command's input, and its exit code."""
+
+    def __init__(self, message: str, code: int = 2) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 def cmd_add(args: argparse.Namespace) -> int:
@@ -21,15 +36,25 @@ def cmd_add(args: argparse.Namespace) -> int:
 
     from docsbot.fleet.libraries import DEFAULT_FILE, LibrariesFileError
     from docsbot.fleet.registry import RegistryError, resolve, toml_entry
+    from docsbot.fleet.versions import Environment, VersionSpecError
 
-    name, spec = _package_spec(args.package, args.ecosystem)
+    try:
+        environment = Environment(args.python, args.platform)
+        name, spec = _package_spec(args.package, args.ecosystem, environment)
+    except VersionSpecError as exc:
+        print(f"docsbot add: {exc}", file=sys.stderr)
+        return 2
+    except _Refused as exc:
+        print(f"docsbot add: {exc}", file=sys.stderr)
+        return exc.code
     path = Path(args.file or DEFAULT_FILE)
     try:
         with httpx.Client(timeout=20, follow_redirects=True, headers={"User-Agent": "docsbot"}) as client:
             found = resolve(name, spec, args.ecosystem, client=client)
-    except RegistryError as exc:
+    except (RegistryError, VersionSpecError) as exc:
         print(f"docsbot add: {exc}", file=sys.stderr)
         return 1
+    _note_version(found, spec)
     entry = toml_entry(found, args.refresh)
     if args.dry_run:
         print(entry, end="")
@@ -45,6 +70,51 @@ def cmd_add(args: argparse.Namespace) -> int:
     print(entry, end="")
     print(f"added {found.name}@{found.version} to {path}; `docsbot sync {path}` indexes it")
     return 0
+
+
+def _note_version(found: Resolution, requirement: str | None, locked_note: str | None = None) -> None:
+    """Put why this release was taken first among ``found``'s notes (they become the entry's comments)."""
+    from docsbot.fleet.versions import why
+
+    if found.package_version:
+        line = f"{found.package_version}: exact, {locked_note}" if locked_note else why(
+            requirement, found.ecosystem, found.package_version
+        )  # fmt: skip
+        found.notes.insert(0, f"version {line}")
+
+
+def _package_spec(text: str, ecosystem: str, environment: Environment) -> tuple[str, str | None]:
+    """A package as its ecosystem's files and tools write it: PEP 508 for PyPI (``flask>=2``, ``requests==2.31.0;
+    python_version < "3.13"``, whose marker must hold for ``environment``) or Poetry's ``NAME@CONSTRAINT``
+    (``requests@^2.31``); ``NAME@RANGE`` for npm (``express@^4.18``, ``@scope/pkg@5.x``, ``react@next``) and Cargo
+    (``serde@1.0``, a caret range there). Raises :class:`_Refused` (exit 2 for what is not a package and version,
+    1 for a requirement whose marker excludes ``environment``)."""
+    from docsbot.fleet.versions import check
+
+    text = text.strip()
+    at = re.fullmatch(r"((?:@[^/@\s]+/)?[^@\s;\[]+)(?:\[[^\]]*\])?@([^@\s]*)", text)
+    if at and (ecosystem != "pypi" or not re.search(r"\s@\s|://", text)):
+        name, spec = at.group(1), at.group(2).strip() or None
+    elif ecosystem == "pypi":
+        from packaging.requirements import InvalidRequirement, Requirement
+
+        try:
+            req = Requirement(text)
+        except InvalidRequirement as exc:
+            raise _Refused(f"{text!r} is not a package and version ({exc})") from None
+        if req.url:
+            raise _Refused(f"{text!r} names a URL, not a release: docsbot finds docs from a registry's metadata")
+        if req.marker is not None and (reason := environment.why_not(str(req.marker))):
+            raise _Refused(f"{text!r} is not for this environment: {reason}; nothing written", 1)
+        name, spec = req.name, str(req.specifier) or None
+    else:
+        name, spec = text, None
+    if not re.fullmatch(r"(@[\w.-]+/)?[\w.-]+", name):
+        raise _Refused(f"{text!r} is not a package name (and version)")
+    problem = check(spec, ecosystem)
+    if problem:
+        raise _Refused(problem)
+    return name, None if spec in ("*", "latest") and ecosystem != "npm" else spec
 
 
 def _append_entries(path: Path, found: list, refresh: str | None = None) -> list:
@@ -77,51 +147,93 @@ def _append_entries(path: Path, found: list, refresh: str | None = None) -> list
     return new
 
 
-def _sync_from(files: list[str], path: Path) -> int:
-    """`docsbot sync --from FILE`: the dependencies of each file, their docs found in their registries and added to
-    the libraries file ``path``; one line per dependency whose docs cannot be found (the others go on). Returns
-    how many could not be resolved."""
+@dataclass
+class _Planned:
+    """A dependency of a ``--from`` file, once looked up: its ``found`` resolution, or the ``error`` that says why
+    its docs were not found; ``declared`` when the libraries file (or an earlier dependency) has its entry."""
+
+    file: DependencyFile
+    dependency: Dependency
+    found: Resolution | None = None
+    error: str | None = None
+    declared: bool = False
+
+    @property
+    def label(self) -> str:
+        if self.found is None:
+            return self.dependency.name
+        return f"{self.found.name}@{self.found.version}" if self.found.version else self.found.name
+
+
+def _plan(names: list[str], environment: Environment, path: Path) -> tuple[list[DependencyFile], list[_Planned]]:
+    """Read every ``--from`` file first (a file that cannot be read stops everything before a registry is asked),
+    then look each dependency up in its registry. Raises :class:`DependencyFileError` and
+    :class:`~docsbot.fleet.libraries.LibrariesFileError` (the libraries file ``path`` unreadable)."""
     import httpx
 
-    from docsbot.fleet.dependencies import DependencyFileError, read_dependencies
+    from docsbot.fleet.dependencies import read_dependencies
+    from docsbot.fleet.libraries import load
     from docsbot.fleet.registry import RegistryError, resolve
+    from docsbot.fleet.versions import VersionSpecError
 
-    found, missed = [], 0
+    files = [read_dependencies(Path(name), environment) for name in names]
+    labels = {e.label for e in load(path)} if path.exists() else set()
+    planned = []
     with httpx.Client(timeout=20, follow_redirects=True, headers={"User-Agent": "docsbot"}) as client:
-        for name in files:
-            try:
-                deps = read_dependencies(Path(name))
-            except DependencyFileError as exc:
-                print(f"docsbot sync: {exc}", file=sys.stderr)
-                missed += 1
-                continue
-            for dep in deps:
+        for file in files:
+            for dep in file.dependencies:
+                item = _Planned(file, dep)
                 try:
-                    found.append(resolve(dep.name, dep.spec, dep.ecosystem, client=client))
-                except RegistryError as exc:
-                    print(f"docsbot sync: {dep.name} ({dep.source}): {exc}", file=sys.stderr)
-                    missed += 1
-    added = _append_entries(path, found)
-    for r in added:
-        print(f"added {r.name}@{r.version} ({r.url}) to {path}" + (f": {r.notes[-1]}" if len(r.notes) > 1 else ""))
-    return missed
+                    item.found = resolve(dep.name, dep.requirement, dep.ecosystem, client=client)
+                except (RegistryError, VersionSpecError) as exc:
+                    item.error = str(exc)
+                else:
+                    _note_version(item.found, dep.requirement, dep.note if dep.locked else None)
+                    item.declared = item.label in labels
+                    labels.add(item.label)
+                planned.append(item)
+    return files, planned
 
 
-def _package_spec(text: str, ecosystem: str) -> tuple[str, str | None]:
-    """``NAME``, ``NAME==1.2``, ``NAME>=1,<2`` (PEP 508, with packaging), or npm's and cargo's ``NAME@^1.2``
-    (``@scope/pkg@1``)."""
-    if ecosystem in ("npm", "cargo"):
-        at = text.rfind("@")
-        return (text[:at], text[at + 1 :] or None) if at > 0 else (text, None)
-    from packaging.requirements import InvalidRequirement, Requirement
+def _print_plan(files: list[DependencyFile], planned: list[_Planned], environment: Environment, path: Path) -> None:
+    """Each file's dependencies: what each resolved to, where its docs are and why; what was skipped and why."""
+    for file in files:
+        lock = f"exact versions from {file.lock}" if file.lock else "no lock file"
+        print(f"{file.path} (for {environment.describe()}; {lock}):")
+        if not file.dependencies and not file.skipped:
+            print("  no dependencies")
+        for item in (p for p in planned if p.file is file):
+            dep = item.dependency
+            asked = f"{dep.name} {dep.spec}" if dep.spec else dep.name
+            if item.found is None:
+                print(f"  no docs   {asked}: {item.error}")
+            elif item.declared:
+                print(f"  declared  {asked} -> {item.label}: {path} has it")
+            else:
+                print(f"  add       {asked} -> {item.label} {item.found.url} ({'; '.join(item.found.notes)})")
+        for skipped in file.skipped:
+            print(f"  skipped   {skipped.entry}: {skipped.reason} ({skipped.source})")
+    counts = (
+        f"{sum(1 for p in planned if p.found and not p.declared)} to add",
+        f"{sum(1 for p in planned if p.declared)} declared already",
+        f"{sum(1 for p in planned if p.found is None)} without docs found",
+        f"{sum(len(f.skipped) for f in files)} skipped",
+    )
+    print(f"plan for {path}: {', '.join(counts)}")
 
-    try:
-        req = Requirement(text)
-    except InvalidRequirement as exc:
-        raise SystemExit(f"docsbot add: {text!r} is not a package and version ({exc})") from None
-    spec = str(req.specifier) or None
-    pinned = [s.version for s in req.specifier if s.operator in ("==", "===")]
-    return req.name, (pinned[0] if len(pinned) == 1 and "*" not in pinned[0] else spec)
+
+def _plan_rows(files: list[DependencyFile], planned: list[_Planned]) -> list[SyncRow]:
+    """The sync table's rows of the dependencies that are no entry of the libraries file: those whose docs were
+    not found (failed) and those skipped."""
+    from docsbot.fleet.scheduler import SyncRow
+
+    rows = [
+        SyncRow(p.dependency.name, "failed", f"no docs found: {p.error} ({p.dependency.source})")
+        for p in planned
+        if p.found is None
+    ]
+    rows += [SyncRow(s.entry, "skipped", f"{s.reason} ({s.source})") for f in files for s in f.skipped]
+    return rows
 
 
 def _fleet(args: argparse.Namespace):  # noqa: ANN202 - docsbot.fleet.scheduler.Fleet
@@ -142,32 +254,58 @@ def _fleet(args: argparse.Namespace):  # noqa: ANN202 - docsbot.fleet.scheduler.
 
 
 def cmd_sync(args: argparse.Namespace) -> int:
-    """Declare a libraries file's entries, run the due ones (new ones are due at once), report each."""
+    """Declare a libraries file's entries, run the due ones (new ones are due at once), and end with a table of
+    every entry (and every dependency of ``--from`` files that is none) whose counts add up. Exit codes: 0, 3 when
+    anything failed, 2 for bad input, 1 when ``--from`` found nothing to add to a libraries file that does not
+    exist."""
     import logging
 
     from docsbot import store
-    from docsbot.fleet.libraries import DEFAULT_FILE, load
+    from docsbot.fleet.dependencies import DependencyFileError
+    from docsbot.fleet.libraries import DEFAULT_FILE, LibrariesFileError, load
+    from docsbot.fleet.scheduler import idle_row, sync_table
+    from docsbot.fleet.versions import Environment, VersionSpecError
     from docsbot.store.fleet import declared_versions, next_due_times
 
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s: %(message)s", stream=sys.stderr)
-    fleet = _fleet(args)
-    version_ids = None
-    plan = None
-    missed = 0
+    path = Path(args.file or DEFAULT_FILE)
+    extra_rows: list[SyncRow] = []
+    if not args.from_files and (args.dry_run or args.python or args.platform):
+        print("docsbot sync: --dry-run, --python and --platform go with --from DEPFILE", file=sys.stderr)
+        return 2
     if args.from_files:
         if args.due:
             print("docsbot sync: --from adds to a libraries file; --due reads none", file=sys.stderr)
             return 2
-        from docsbot.fleet.libraries import LibrariesFileError
-
         try:
-            missed = _sync_from(args.from_files, Path(args.file or DEFAULT_FILE))
+            environment = Environment(args.python, args.platform)
+            files, planned = _plan(args.from_files, environment, path)
+        except (VersionSpecError, DependencyFileError, LibrariesFileError) as exc:
+            print(f"docsbot sync: {exc}; nothing written", file=sys.stderr)
+            return 2
+        _print_plan(files, planned, environment, path)
+        extra_rows = _plan_rows(files, planned)
+        failed = any(row.result == "failed" for row in extra_rows)
+        if args.dry_run:
+            print("--dry-run: nothing written, nothing run")
+            return 3 if failed else 0
+        new = [p.found for p in planned if p.found is not None and not p.declared]
+        if not new and not path.exists():
+            print(f"docsbot sync: no dependency to add; {path} not created", file=sys.stderr)
+            return 3 if failed else 1
+        try:
+            _append_entries(path, new)
+        except LibrariesFileError as exc:
+            print(f"docsbot sync: {exc}; {path} left as it was", file=sys.stderr)
+            return 2
+    fleet = _fleet(args)
+    version_ids = None
+    if not args.due:
+        try:
+            entries = load(path)  # every entry checked before anything runs
         except LibrariesFileError as exc:
             print(f"docsbot sync: {exc}", file=sys.stderr)
             return 2
-    if not args.due:
-        path = Path(args.file or DEFAULT_FILE)
-        entries = load(path)  # every entry checked before anything runs
         source = str(path.resolve())
         plan = fleet.declare(entries, source)
         labels = {entry.label for entry in entries}
@@ -186,32 +324,13 @@ def cmd_sync(args: argparse.Namespace) -> int:
                 print(f"no longer in {path}, kept (--prune deletes them): {', '.join(plan.removed)}")
     reports = fleet.run_due(version_ids)
     ran = {r.label for r in reports}
-    for report in reports:
-        print(report.line())
     with store.connect(fleet.dsn) as conn:
-        due_times = next_due_times(conn, version_ids)
-    idle = [
-        (label, row["next_due_at"])
-        for row in due_times
-        if (label := store.version_label(row["library"], row["version"])) not in ran
-    ]
-    for label, due in idle:
-        print(f"{label}: not due" + (f" (next {due:%Y-%m-%d %H:%M %Z})" if due else " (no refresh interval)"))
-    failed = [r for r in reports if r.outcome not in ("complete", "vectors_pending", "scheduled")]
-    kinds = {
-        "indexed": sum(1 for r in reports if r.mode == "full" and r.outcome != "scheduled"),
-        "refreshed": sum(1 for r in reports if r.mode == "refresh" and r.outcome != "scheduled"),
-        "scheduled": sum(1 for r in reports if r.outcome == "scheduled"),
-        "not due": len(idle),
-        "failed": len(failed),
-    }
-    print(
-        f"{len(reports) + len(idle)} versions: "
-        + ", ".join(f"{n} {kind}" for kind, n in kinds.items() if n or kind == "failed")
-    )
-    if missed:
-        print(f"{missed} dependencies without docs found (above)")
-    return 3 if failed or missed else 0
+        states = next_due_times(conn, version_ids)
+    rows = [r.row() for r in reports]
+    rows += [idle_row(s) for s in states if store.version_label(s["library"], s["version"]) not in ran]
+    rows += extra_rows
+    print(sync_table(rows))
+    return 3 if any(row.result == "failed" for row in rows) else 0
 
 
 def cmd_scheduler(args: argparse.Namespace) -> int:

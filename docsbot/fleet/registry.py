@@ -13,8 +13,8 @@ metadata (PyPI's JSON API, npm's registry), then the versioned layouts documenta
   taken when the host answers for it, else the latest with a note saying so.
 
 A version is pinned (``==2.31.0``, npm's ``2.31.0``) or a range (``>=2,<3``, resolved to the newest release of the
-registry's list inside it, with :mod:`packaging`). Raises :class:`RegistryError` naming the package and what was
-tried.
+registry's list inside it by the ecosystem's own rules: :mod:`docsbot.fleet.versions`). Raises :class:`RegistryError`
+naming the package and what was tried.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from urllib.parse import urlsplit
 import tomli_w
 
 from docsbot.errors import DocsbotError
+from docsbot.fleet.versions import newest
 from docsbot.network import NetworkPolicy
 
 if TYPE_CHECKING:
@@ -143,37 +144,6 @@ def _refusal(url: str, policy: NetworkPolicy) -> str | None:
     return None
 
 
-def _newest(versions: list[str], spec: str | None) -> str | None:
-    """The newest of ``versions`` inside ``spec`` (a PEP 440 specifier, or npm's ``^``/``~``/exact), pre-releases
-    only when nothing else matches."""
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
-    from packaging.version import InvalidVersion, Version
-
-    parsed = []
-    for v in versions:
-        try:
-            parsed.append((Version(v), v))
-        except InvalidVersion:
-            continue
-    if not spec:
-        final = [p for p in parsed if not p[0].is_prerelease]
-        return max(final or parsed, default=(None, None))[1]
-    spec = spec.strip()
-    npm = re.fullmatch(r"([~^])?(\d+)(?:\.(\d+))?(?:\.(\d+))?", spec)
-    if npm and npm.group(1):
-        major, minor = int(npm.group(2)), int(npm.group(3) or 0)
-        upper = f"{major + 1}" if npm.group(1) == "^" and major > 0 else f"{major}.{minor + 1}"
-        spec = f">={spec[1:]},<{upper}"
-    elif npm:
-        spec = f"=={spec}"
-    try:
-        wanted = SpecifierSet(spec)
-    except InvalidSpecifier:
-        raise RegistryError(f"{spec!r} is not a version or a version range") from None
-    inside = [p for p in parsed if p[0] in wanted]
-    return max(inside, default=(None, None))[1]
-
-
 def _versioned_urls(url: str, version: str) -> list[str]:
     """Where the tree of ``version`` would be on the host of ``url``: Read the Docs' language/version paths, or
     the version segment of the URL replaced; most specific first."""
@@ -255,7 +225,7 @@ def resolve(
         canonical = crate.get("name") or name
         documentation = crate.get("documentation") or ""
         if not documentation or "docs.rs/" in documentation:
-            version = _newest(releases, spec)
+            version = newest(releases, spec, ecosystem)
             if spec and version is None:
                 raise RegistryError(f"{name}: no release matches {spec!r} on {ecosystem}")
             version = version or crate.get("max_stable_version") or "latest"
@@ -263,7 +233,7 @@ def resolve(
             return Resolution(canonical, ecosystem, version, url, version,
                               [f"{url}: docs.rs, which keeps every release's docs"])  # fmt: skip
         candidates = [("crate.documentation", documentation)]
-    package_version = _newest(releases, spec)
+    package_version = newest(releases, spec, ecosystem, meta.get("dist-tags"))
     if spec and package_version is None:
         raise RegistryError(f"{name}: no release matches {spec!r} on {ecosystem}")
     if not candidates:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -42,7 +43,17 @@ if TYPE_CHECKING:
 
     from docsbot.fleet.libraries import LibraryEntry
 
-__all__ = ["DEFAULT_LEASE", "Fleet", "RunReport", "Scheduler", "SyncPlan"]
+__all__ = [
+    "DEFAULT_LEASE",
+    "SYNC_RESULTS",
+    "Fleet",
+    "RunReport",
+    "Scheduler",
+    "SyncPlan",
+    "SyncRow",
+    "idle_row",
+    "sync_table",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -73,6 +84,13 @@ class RunReport:
     counts: dict[str, Any] = field(default_factory=dict)
     crawl_run_id: int | None = None
     exit_code: int | None = None
+    log: Path | None = None  # a local run's log
+
+    @property
+    def completed(self) -> bool:
+        """Whether the run stored every page it should have (``complete``, or ``vectors_pending``: stored, vectors
+        still coming)."""
+        return self.outcome in ("complete", "vectors_pending")
 
     def line(self) -> str:
         c = self.counts
@@ -91,6 +109,82 @@ class RunReport:
         took = f" in {c['elapsed_seconds']:.1f} s" if c.get("elapsed_seconds") is not None else ""
         tail = f": {self.message}" if self.message and self.outcome not in ("complete",) else ""
         return f"{self.label}: {done}: {counts}{took} ({self.outcome}){tail}"
+
+    def row(self) -> SyncRow:
+        """Its row in a sync's table: ``indexed``/``refreshed`` when it completed, ``scheduled`` on Scrapyd, else
+        ``failed`` with the reason the run recorded, or the last line of its log."""
+        if self.outcome == "scheduled":
+            return SyncRow(self.label, "scheduled", f"{self.mode} on {self.where}: {self.message}")
+        if self.completed:
+            detail = self.line().split(": ", 2)[2]
+            return SyncRow(self.label, "indexed" if self.mode == "full" else "refreshed", detail)
+        what = "full index" if self.mode == "full" else "refresh"
+        reason = _log_error(self.log) or self.message or log_tail(self.log, 1) or "no reason recorded"
+        stored = sum(int(self.counts.get(k) or 0) for k in ("new", "modified", "deleted"))
+        counts = f"; {self.line().split(': ', 2)[2].split(' (')[0]}" if stored else ""
+        log = f" (log: {self.log})" if self.log else ""
+        return SyncRow(self.label, "failed", f"{what} {self.outcome}: {reason}{counts}{log}")
+
+
+def _log_error(log: Path | None) -> str | None:
+    """The first error the spider logged in a run's ``log`` (``[spiders.docs] ERROR: the root URL … failed
+    (Connection refused)``), which says why more plainly than the run's outcome; ``None`` without one."""
+    if log is None or not log.is_file():
+        return None
+    with log.open("rb") as f:  # its last 64 KiB: the error comes before Scrapy's closing statistics
+        f.seek(max(0, log.stat().st_size - 65536))
+        text = f.read().decode("utf-8", "replace")
+    for line in text.splitlines():
+        found = re.search(r"\[spiders\.docs\] ERROR: (.+)$", line)
+        if found:
+            return found.group(1).strip()
+    return None
+
+
+SYNC_RESULTS = ("indexed", "refreshed", "scheduled", "not due", "failed", "skipped")
+
+
+@dataclass(frozen=True)
+class SyncRow:
+    """One entry of a sync's table: ``entry`` (``library@version``, or a dependency as its file writes it),
+    ``result`` (one of :data:`SYNC_RESULTS`) and ``detail`` (counts, when it is next due, or why)."""
+
+    entry: str
+    result: str
+    detail: str = ""
+
+
+def idle_row(state: dict[str, Any]) -> SyncRow:
+    """The row of a declared version this sync did not run, from
+    :func:`docsbot.store.fleet.next_due_times`'s ``state``: a version never indexed whose last run failed is
+    ``failed`` (with that run's error and the next try), one another scheduler holds is ``skipped``, any other
+    ``not due`` (with when it is next due, and a failure it is retrying after)."""
+    label = store.version_label(state["library"], state["version"])
+    due = state.get("next_due_at")
+    when = f"next {due:%Y-%m-%d %H:%M %Z}" if due else "no refresh interval"
+    if state.get("claimed_by"):
+        return SyncRow(label, "skipped", f"claimed by {state['claimed_by']} until {state['claimed_until']:%H:%M %Z}")
+    error = state.get("last_error")
+    if not state.get("indexed"):
+        if error:
+            retried = f"tried again after {due:%Y-%m-%d %H:%M %Z}" if due else "not tried again"
+            return SyncRow(label, "failed", f"never indexed: its last run failed: {error} ({retried})")
+        return SyncRow(label, "skipped", f"not indexed yet: due, not started in this sync ({when})")
+    retry = f"; retrying after {state['failures']} failed run(s): {error}" if error else ""
+    return SyncRow(label, "not due", when + retry)
+
+
+def sync_table(rows: list[SyncRow]) -> str:
+    """``rows`` as a table (entry, result, detail; one line each) and a last line whose counts add up to the
+    entries: ``5 entries: 2 indexed, 0 refreshed, 1 not due, 1 failed, 1 skipped`` (``scheduled`` only when there
+    are any)."""
+    width = min(36, max([len("entry")] + [len(r.entry) for r in rows]))
+    lines = [f"{'entry':<{width}}  {'result':<9}  detail"]
+    lines += [f"{r.entry:<{width}}  {r.result:<9}  {r.detail}".rstrip() for r in rows]
+    counts = {result: sum(1 for r in rows if r.result == result) for result in SYNC_RESULTS}
+    shown = [f"{n} {result}" for result, n in counts.items() if n or result != "scheduled"]
+    lines.append(f"{len(rows)} {'entry' if len(rows) == 1 else 'entries'}: {', '.join(shown)}")
+    return "\n".join(lines)
 
 
 class Fleet:
@@ -295,7 +389,7 @@ class Fleet:
                     log_tail(local.log, 1) or "no output"
                 )
                 fleet_store.release_claim(conn, version.id, reason)
-                return RunReport(label, local.mode, "local", "failed", reason, exit_code=code)
+                return RunReport(label, local.mode, "local", "failed", reason, exit_code=code, log=local.log)
         stats = row["stats"] or {}
         return RunReport(
             label,
@@ -306,6 +400,7 @@ class Fleet:
             stats,
             row["id"],
             code,
+            local.log,
         )
 
     # --- Scrapyd ---

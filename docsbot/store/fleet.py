@@ -129,11 +129,16 @@ def declared_versions(conn: psycopg.Connection, source: str) -> list[dict[str, A
 
 
 def next_due_times(conn: psycopg.Connection, version_ids: list[int] | None = None) -> list[dict[str, Any]]:
-    """When each of ``version_ids`` (every version when ``None``) is next due: ``library, version, next_due_at``
-    (``None`` for a version without a refresh interval), by library and version name."""
+    """When each of ``version_ids`` (every version when ``None``) is next due, and where it stands: ``library,
+    version, next_due_at`` (``None`` for a version without a refresh interval), ``indexed`` (it has pages),
+    ``failures`` (runs in a row that did not complete), ``last_error``, and ``claimed_by``/``claimed_until`` while a
+    scheduler holds its claim (else ``None``); by library and version name."""
     with conn.cursor(row_factory=dict_row) as cur:
         return cur.execute(
-            "SELECT l.name AS library, v.name AS version, v.next_due_at "
+            "SELECT l.name AS library, v.name AS version, v.next_due_at, "
+            "EXISTS (SELECT 1 FROM pages p WHERE p.version_id = v.id) AS indexed, v.failures, v.last_error, "
+            "CASE WHEN v.claimed_until > now() THEN v.claimed_by END AS claimed_by, "
+            "CASE WHEN v.claimed_until > now() THEN v.claimed_until END AS claimed_until "
             "FROM versions v JOIN libraries l ON l.id = v.library_id "
             "WHERE (%s::bigint[] IS NULL OR v.id = ANY(%s)) ORDER BY l.name, v.name",
             (version_ids, version_ids),
