@@ -34,6 +34,7 @@ LAYERS = (
         "docsbot.fleet.dependencies",
         independent=True,
     ),  # a page's changes; a fleet's files and registries
+    grimp.Layer("docsbot.fleet.roots", "docsbot.fleet.probe", independent=True),  # a registry's metadata; its hosts
     "docsbot.arguments",
     grimp.Layer(
         "docsbot.refresh",
