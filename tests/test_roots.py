@@ -81,13 +81,48 @@ def test_a_pin_is_kept_when_the_host_cannot_be_asked(recorded):
 
 
 def test_a_package_whose_docs_cannot_be_told_is_an_honest_miss(recorded):
-    """azure-storage-blob's README names its documentation only through a redirector (aka.ms), which only a probe
-    can follow: with none, docsbot says it cannot tell and asks for --url, rather than take the service's docs."""
-    with pytest.raises(RegistryError, match=r"cannot tell where its documentation is: .*aka\.ms.*--url URL"):
-        resolve("azure-storage-blob", None, "pypi", client=recorded, pypi_url=PYPI_URL, probe=no_probes)
+    """Metadata that names nothing docsbot can use (a registry page), or names the documentation only through a
+    redirector (aka.ms) that cannot be followed here: docsbot says it cannot tell and asks for --url."""
     client = _registry_client({"info": {"name": "x", "project_urls": {"Download": "https://pypi.org/project/x/"}}})
     with pytest.raises(RegistryError, match=r"x: cannot tell where its documentation is: .*docsbot add NAME --url"):
         resolve("x", None, "pypi", client=client, pypi_url="https://registry.test/pypi", probe=no_probes)
+    readme = "# X\n\n[Documentation](https://aka.ms/x-docs) | [Service docs](https://x.example/docs/)\n"
+    client = _registry_client({"info": {"name": "x", "description": readme}})
+    with pytest.raises(RegistryError, match=r"cannot tell .* only through a redirector, https://aka\.ms/x-docs"):
+        resolve("x", None, "pypi", client=client, pypi_url="https://registry.test/pypi", probe=no_probes)
+
+
+def test_a_redirector_is_followed_when_it_can_be(recorded):
+    """azure-storage-blob's README names its API reference through aka.ms. Followed, it is the root; not followed
+    (no probes), the README's other links are not what it named, and the package's own README page is taken."""
+    reference = "https://learn.microsoft.com/en-us/python/api/azure-storage-blob/"
+
+    def probe(url: str) -> Answer:
+        if "docsbot-no-such-page-" in url:
+            return _answer(url, 404)
+        return _answer(url, 200, "Azure Storage Blobs", b"reference", final=reference if "aka.ms" in url else url)
+
+    found = resolve("azure-storage-blob", None, client=recorded, pypi_url=PYPI_URL, probe=probe)
+    assert (found.url, found.verified) == (reference, True)
+    assert found.notes[1] == f"{reference}: where https://aka.ms/azsdk-python-storage-blob-ref leads"
+    found = resolve("azure-storage-blob", None, client=recorded, pypi_url=PYPI_URL, probe=no_probes)
+    assert found.url == "https://github.com/Azure/azure-sdk-for-python/tree/main/sdk/storage/azure-storage-blob"
+    assert "through a redirector cannot be followed from here: https://aka.ms/" in found.notes[1]
+
+
+def test_an_npm_readme_names_the_docs_under_a_marketing_home(monkeypatch):
+    """npm sends the README with the document (``readme``; the registry these answers were recorded from does not,
+    so it is added here): its documentation link wins over the homepage, a marketing home."""
+    from tests.recorded_registry import recorded as recorded_answer
+
+    monkeypatch.setenv("DOCSBOT_ALLOWED_NETWORKS", "*")
+    meta = dict(recorded_answer("npm", "prettier"))
+    assert "readme" not in meta and meta["versions"][meta["dist-tags"]["latest"]]["homepage"] == "https://prettier.io"
+    meta["readme"] = (
+        "# Prettier\n\n### [Documentation](https://prettier.io/docs/)\n\n[Playground](https://prettier.io/playground)\n"
+    )
+    found = resolve("prettier", None, "npm", client=_registry_client(meta), npm_url=NPM_URL, probe=no_probes)
+    assert found.url == "https://prettier.io/docs/" and "README: 'Documentation'" in found.notes[0]
 
 
 def _registry_client(meta: dict) -> httpx.Client:

@@ -221,18 +221,16 @@ def resolve(
     if spec and package_version is None:
         raise RegistryError(f"{name}: no release matches {spec!r} on {ecosystem}")
     policy = NetworkPolicy.public(os.environ.get("DOCSBOT_ALLOWED_NETWORKS"))
+    prober = Prober(probe or http_fetch(client, lambda u: _refusal(u, policy)))
     if url:
         choice = Choice(url if urlsplit(url).path else url + "/", "given", [f"{url}: given (--url)"])
         if (reason := _refusal(url, policy)) is not None:
             raise RegistryError(f"{name}: {reason}: docsbot does not crawl it (DOCSBOT_ALLOWED_NETWORKS allows more)")
     else:
-        choice = _choose(name, ecosystem, where, candidates, evidence, policy)
+        choice = _choose(name, ecosystem, where, candidates, evidence, policy, prober)
     result = Resolution(canonical, ecosystem, "latest", choice.url, package_version, choice.notes, choice.max_depth)
     if choice.kind == "repository":
         return result
-    prober = Prober(probe or http_fetch(client, lambda u: _refusal(u, policy)))
-    if choice.kind == "redirect":
-        _follow(result, prober)
     try:
         _confirm(result, choice, prober, spec, evidence)
     except HostUnreachable as exc:
@@ -241,18 +239,43 @@ def resolve(
 
 
 def _choose(
-    name: str, ecosystem: str, where: str, candidates: list[Candidate], evidence: list[Link], policy: NetworkPolicy
+    name: str,
+    ecosystem: str,
+    where: str,
+    candidates: list[Candidate],
+    evidence: list[Link],
+    policy: NetworkPolicy,
+    prober: Prober,
 ) -> Choice:
     """The root :func:`~docsbot.fleet.roots.find_root` picks among the candidates whose addresses ``policy``
-    allows (a refused one is dropped and the choice made again). Raises :class:`RegistryError` when none is left,
-    asking for ``--url``."""
+    allows (a refused one is dropped and the choice made again), a redirector (``aka.ms/…``) followed to where it
+    leads (one that cannot be followed from here is dropped, and the note says so). Raises
+    :class:`RegistryError` when none is left, asking for ``--url``."""
     refused: list[str] = []
+    unfollowed: list[str] = []
     while True:
         choice = find_root(candidates, evidence, f"{ecosystem}'s", name)
         if choice is None:
             break
         reason = _refusal(choice.url, policy)
+        if reason is None and choice.kind == "redirect":
+            try:
+                answer = prober.get(choice.url)
+            except HostUnreachable as exc:
+                answer = Answer(choice.url, 0, choice.url, str(exc))
+            if answer.status == 200:
+                choice.notes.append(f"{answer.final_url}: where {choice.url} leads")
+                choice.url, choice.kind = answer.final_url, "docs"
+            else:  # the README's pointer to its docs: its other links are not what it named, so they go too
+                unfollowed.append(f"{choice.url} ({answer.title or answer.status})")
+                readme = choice.source.where.startswith("README") if choice.source else False
+                candidates = [c for c in candidates if c is not choice.source
+                              and not (readme and c.where.startswith("README"))]  # fmt: skip
+                continue
         if reason is None:
+            if unfollowed:
+                choice.notes.insert(1, f"the documentation its README names through a redirector cannot be followed "
+                                       f"from here: {'; '.join(unfollowed)}")  # fmt: skip
             return choice
         refused.append(reason)
         candidates = [c for c in candidates if c is not choice.source]
@@ -261,30 +284,11 @@ def _choose(
             f"{name}: its {ecosystem} metadata names only addresses that are not public ({'; '.join(refused)}): "
             "docsbot does not crawl them on a registry's word (DOCSBOT_ALLOWED_NETWORKS allows more)"
         )
+    through = f"; its README names it only through a redirector, {'; '.join(unfollowed)}" if unfollowed else ""
     raise RegistryError(
         f"{name}: cannot tell where its documentation is: its {ecosystem} metadata ({where}) names no documentation,"
-        " home page or repository URL docsbot can use; give the root: docsbot add NAME --url URL"
+        f" home page or repository URL docsbot can use{through}; give the root: docsbot add NAME --url URL"
     )
-
-
-def _follow(result: Resolution, prober: Prober) -> None:
-    """The root a redirector (``aka.ms/…``) leads to; :class:`RegistryError` when it cannot be followed from here
-    (nothing else in the metadata is the documentation: the caller asks for ``--url``)."""
-    try:
-        answer = prober.get(result.url)
-    except HostUnreachable as exc:
-        raise RegistryError(
-            f"{result.name}: cannot tell where its documentation is: its {result.ecosystem} metadata names it "
-            f"through a redirector, {result.url}, which cannot be followed from here ({exc}); give the root: "
-            "docsbot add NAME --url URL"
-        ) from None
-    if answer.status != 200:
-        raise RegistryError(
-            f"{result.name}: {result.url}, where its {result.ecosystem} metadata names its "
-            f"documentation, answers {answer.status}; give the root: docsbot add NAME --url URL"
-        )
-    result.notes.append(f"{answer.final_url}: where {result.url} leads")
-    result.url = answer.final_url
 
 
 def _confirm(result: Resolution, choice: Choice, prober: Prober, spec: str | None, evidence: list[Link]) -> None:
