@@ -332,9 +332,10 @@ def _confirm_root(result: Resolution, choice: Choice, prober: Prober) -> None:
         soft = " (the host answers 200 for any path: a soft 404)" if prober.soft_404(result.url) else ""
         raise HostUnreachable(f"its answer cannot confirm {result.url}: {answer.status}{soft}")
     if there is False:
+        source = "given with --url" if choice.kind == "given" else f"where its {result.ecosystem} metadata points"
         raise RegistryError(
-            f"{result.name}: {result.url}, where its {result.ecosystem} metadata points, is not there "
-            f"({answer.status}); give the root: docsbot add NAME --url URL"
+            f"{result.name}: {result.url}, {source}, is not there ({answer.status}); give the root: "
+            "docsbot add NAME --url URL"
         )
     if answer.final_url != result.url:
         result.notes.append(f"{answer.final_url}: where {result.url} leads (the crawl's scope is the root's own "

@@ -535,7 +535,8 @@ def find_root(
             choice.notes.append(f"{tree}: the version tree {best.url} is in")
         choice.url = tree
     elif (directory := as_directory(best.url, name)) != best.url:  # rule 5
-        choice.notes.append(f"{directory}: {best.url} names a directory (the crawl's scope is the root's directory)")
+        if urlsplit(best.url).path not in ("", "/"):
+            choice.notes.append(f"{directory}: {best.url} names a directory (the crawl's scope is its directory)")
         choice.url = directory
     above = [  # rule 3: a directory above it that the metadata names as the documentation, not one of versions
         (c, d) for c in usable
