@@ -35,6 +35,7 @@ RECORDED = [
     ("pypi", "beautifulsoup4", "https://www.crummy.com/software/BeautifulSoup/bs4/doc/", "comprehensive documentation"),
     ("pypi", "google-cloud-storage", "https://cloud.google.com/python/docs/reference/storage/latest/",
      "Client Library Documentation"),
+    ("pypi", "starlette", "https://starlette.dev/", "https://starlette.dev/: from pypi's project_urls 'Documentation'"),
     ("pypi", "transformers", "https://huggingface.co/docs/transformers/index", "README: 'Documentation'"),
     ("pypi", "pyyaml", "https://pyyaml.org/wiki/PyYAMLDocumentation", "project_urls 'Documentation'"),
     ("pypi", "openai", "https://github.com/openai/openai-python", "its README is the documentation"),
