@@ -3,7 +3,7 @@ concurrency, no extraction, no database. ``-a record=FILE`` follows links from `
 validators to FILE; ``-a revalidate=FILE`` requests exactly those pages with their validators (every page should
 answer 304).
 
-Lean on purpose (issue 34): links are read as raw strings from lxml's tree (no Selector per link), fragments are
+Lean on purpose: links are read as raw strings from lxml's tree (no Selector per link), fragments are
 dropped and duplicates skipped before ``urljoin``, and nothing is canonicalized; Scrapy's duplicate filter sees each
 URL once. An earlier version joined and canonicalized every link of every page (w3lib) and ran about 6x slower on
 the Python docs, which flattered every ratio measured against it.

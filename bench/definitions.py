@@ -1,4 +1,4 @@
-"""Time to complete vectors with one vector per definition against before it, alternated (issue 32).
+"""Time to complete vectors with one vector per definition against before it, alternated.
 
 "Vectors no later than today": a full index of the tree with docsbot's defaults (a vector per definition beside the
 chunks, the default model variant) against the same full index as docsbot made it before (``DOCSBOT_DEFINITION_CHARS

@@ -7,7 +7,7 @@ backend's tests (tests/test_remote_embedding.py) and its benchmark (bench/remote
     python bench/embedding_server.py --port 0 --stand-in 5000 [--dim 384]
 
 ``--stand-in RATE`` loads no model: it answers random unit vectors, one request at a time, each taking
-len(input) / RATE seconds, an accelerator's pace (issue 36: a GPU embeds all-MiniLM-L6-v2 at thousands of texts a
+len(input) / RATE seconds, an accelerator's pace (a GPU embeds all-MiniLM-L6-v2 at thousands of texts a
 second, so what docsbot does around the model becomes the limit); usage counts words.
 
 - ``POST /v1/embeddings`` with ``{"model", "input": str | [str], "encoding_format": "float" | "base64"}`` answers

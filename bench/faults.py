@@ -1,6 +1,6 @@
 """The fault matrix on a busy machine: the fault-injecting tests (docs/development/testing.md) beside busy loops.
 
-Issue 21's target: 0 pages lost and 0 exit-0 runs with a failed page or an unfinished run row, across the whole
+The target: 0 pages lost and 0 exit-0 runs with a failed page or an unfinished run row, across the whole
 fault matrix, with two busy loops beside the crawl. The tests assert pages whole, exit codes and run rows fault by
 fault (a lost page fails its test); every run row they leave is also audited (``DOCSBOT_FAULT_AUDIT``,
 ``tests/conftest.py``: ``audit_runs``) and counted here:

@@ -1,4 +1,4 @@
-"""Search at fleet scale (issue 36): a hundred versions and a million vectors in one PostgreSQL.
+"""Search at fleet scale: a hundred versions and a million vectors in one PostgreSQL.
 
 Builds a simulated fleet from the real vectors of real corpora: every version indexed with the real model in the
 source database (``make eval``'s: python, cmake, git, docbook-xsl, lmdb; about 53,000 chunks and definitions) is

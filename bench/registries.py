@@ -1,4 +1,4 @@
-"""Issue 35's target: `docsbot add` finds the documentation root of most of the most downloaded packages, from
+"""The target: `docsbot add` finds the documentation root of most of the most downloaded packages, from
 their registries' metadata alone (PyPI's JSON API, npm's registry; no documentation host is asked: this machine
 reaches only the registries). Prints a Markdown table: package, the URL docsbot chose, where it came from, and a
 first automatic verdict (a repository page or a registry page is not a documentation root); BENCHMARKS.md keeps

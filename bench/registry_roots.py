@@ -18,7 +18,6 @@ wrong.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tomllib
 from collections import Counter
@@ -28,6 +27,7 @@ from urllib.parse import urlsplit, urlunsplit
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from docsbot.config import ProjectSettings  # noqa: E402
 from docsbot.fleet.registry import RegistryError, no_probes, resolve  # noqa: E402
 from tests.recorded_registry import DATA, NPM_URL, PYPI_URL, recorded_client  # noqa: E402
 
@@ -72,12 +72,12 @@ def measure(packages: list[dict], data: Path) -> list[tuple[dict, str | None, st
     """``(package, root found or None, verdict, why: the resolver's first note or its error)`` per package."""
     rows = []
     # the recorded hosts are public: no address is looked up (a slow resolver took 5 s for some of them)
-    os.environ["DOCSBOT_ALLOWED_NETWORKS"] = "*"
+    settings = ProjectSettings(overrides={"DOCSBOT_ALLOWED_NETWORKS": "*"})
     with recorded_client(data) as client:
         for package in packages:
             try:
                 found = resolve(package["name"], None, package["ecosystem"], client=client, pypi_url=PYPI_URL,
-                                npm_url=NPM_URL, probe=no_probes)  # fmt: skip
+                                npm_url=NPM_URL, probe=no_probes, settings=settings)  # fmt: skip
             except RegistryError as exc:
                 rows.append((package, None, "miss", str(exc)))
                 continue

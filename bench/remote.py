@@ -1,11 +1,11 @@
-"""The remote embedding backend against the endpoint's own rate, within one run (issue 22's target: docsbot drains
+"""The remote embedding backend against the endpoint's own rate, within one run (the target: docsbot drains
 the queue at ≥ 0.85× the rate a plain client gets from the same endpoint on the same chunks).
 
     python bench/remote.py [--site DIR] [--root library/asyncio.html] [--pages 12] [--batch-size 32]
                            [--concurrency 4] [--claim 256] [--repeat 2] [--threads T] [--stand-in RATE]
 
 With ``--stand-in RATE`` the endpoint loads no model and answers RATE texts a second (bench/embedding_server.py's
-stand-in for an accelerator; issue 36's target: docsbot ≥ 0.8x of 5,000 texts/s): what is measured is docsbot's own
+stand-in for an accelerator; the target: docsbot ≥ 0.8x of 5,000 texts/s): what is measured is docsbot's own
 path around the model (claims, HTTP round trips, decoding, writing the vectors and their HNSW graph).
 
 1. Serves ``--site`` (default: Debian's Python 3.11 HTML docs) with bench/static_server.py, starts a fresh embedded
@@ -58,7 +58,7 @@ from docsbot.settings import DOCSBOT_MODELS_DIR  # noqa: E402
 
 TARGET = 0.85
 _GRAPH = re.compile(r"vector indexes: 1 version graph\(s\) built, .* \(([\d.]+) s\)")
-STAND_IN_TARGET = 0.8  # issue 36: against an endpoint at a GPU's pace (--stand-in 5000)
+STAND_IN_TARGET = 0.8  # against an endpoint at a GPU's pace (--stand-in 5000)
 _EMBEDDED = re.compile(r"embedded (\d+) texts, (\d+) chunks given a vector .* in ([\d.]+) s")
 
 

@@ -571,7 +571,7 @@ def measure(bench: Bench, args: argparse.Namespace) -> int:
         (
             "time to searchable (full index, every page stored) / plain Scrapy full crawl",
             searchable / bare_full.wall,
-            "<= 4",  # issue 34, against the lean plain crawl (1.5 was written for the old yardstick, 8x slower)
+            "<= 4",  # against the lean plain crawl (1.5 was written for the old yardstick, 8x slower)
         ),
         ("unchanged refresh / plain Scrapy all-304 (medians)", refresh_wall / bare_304_wall, "<= 1.25"),
         ("full index / unchanged refresh", full.wall / refresh_wall, ">= 100"),

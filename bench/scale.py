@@ -1,5 +1,5 @@
 """What a refresh holds in memory for every stored page, measured on a real index and projected to 100,000 pages
-(issue 11, "Scale"). `make matrix MATRIX_ARGS="--scale gtk4"` runs it; by hand:
+("Scale"). `make matrix MATRIX_ARGS="--scale gtk4"` runs it; by hand:
 
     python bench/scale.py ledger DSN LIBRARY            # JSON: pages, links, RSS of the refresh's page state
     python bench/scale.py replicate DSN LIBRARY COPIES NEW_LIBRARY

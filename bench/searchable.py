@@ -6,7 +6,7 @@ a full index of the tree into a new library whose crawl leaves its vectors to th
 (``DOCSBOT_CRAWL_EMBED_WORKERS=0``: what the crawl's worker does after the last page is not part of the time),
 then the plain crawl of bench/bare_spider.py. Time to searchable is the index's whole-process wall time less what
 it spent after every page was stored (``elapsed_seconds - searchable_seconds`` of its run row), as `make bench`
-counts it. Prints each round, the medians and their ratio (target: <= 4, issue 34's, against the lean plain crawl).
+counts it. Prints each round, the medians and their ratio (target: <= 4, against the lean plain crawl).
 
     .venv/bin/python bench/searchable.py [--repeat 3] [--site /usr/share/doc/python3.11/html]
 """
@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.run import Bench  # noqa: E402
 
-TARGET = 4.0  # issue 34 (1.5 was written for the old yardstick, which joined and canonicalized every link)
+TARGET = 4.0  # against the lean crawl (1.5 was for the old yardstick, which joined and canonicalized every link)
 
 
 def main() -> int:

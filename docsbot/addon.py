@@ -15,6 +15,9 @@ before the crawler is built, and nothing changes a setting after that.
 - **Settings checked**: a malformed docsbot setting (the environment's, or one given with ``-s``) stops the crawl
   before anything is built, with one line naming it (:func:`check_settings`, against
   :class:`docsbot.config.DocsbotSettings`).
+- **The browser** a render runs in (``PLAYWRIGHT_LAUNCH_OPTIONS``) is made of ``DOCSBOT_CHROMIUM`` and
+  ``DOCSBOT_CHROMIUM_USER``, whatever set them (the environment, ``-s``), at the add-on priority: a project's own
+  launch options win (:func:`docsbot.render.playwright_launch_options`).
 - **The answers that mean gone** (``DOCSBOT_GONE_STATUSES``, 404 and 410 by default) are added to
   ``HTTPERROR_ALLOWED_CODES``, whatever set them (the environment, ``-s``): Scrapy's HttpErrorMiddleware must let
   them reach the spider, which deletes those pages.
@@ -30,6 +33,7 @@ from scrapy.utils.misc import load_object
 
 from docsbot.config import DocsbotSettings, check_overrides
 from docsbot.errors import DocsbotError
+from docsbot.render import playwright_launch_options
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings, Settings
@@ -41,7 +45,7 @@ __all__ = [
 
 # Per component priority dictionary: docsbot's entries (None: Scrapy's own, switched off for docsbot's subclass).
 COMPONENTS: dict[str, dict[str, int | None]] = {
-    # The spider keeps each page's depth itself (stored pages keep their stored depth; docsbot/refresh.py), so
+    # The spider keeps each page's depth itself (stored pages keep their stored depth; docsbot/refresh/ledger.py), so
     # Scrapy's DepthMiddleware, which would overwrite it with parent + 1, is off.
     "SPIDER_MIDDLEWARES": {"scrapy.spidermiddlewares.depth.DepthMiddleware": None},
     "DOWNLOADER_MIDDLEWARES": {
@@ -125,6 +129,7 @@ class Docsbot:
                 settings.setdefault_in_component_priority_dict(name, load_object(component), priority)
         for name, value in SETTINGS.items():
             settings.set(name, value, "addon")
+        settings.set("PLAYWRIGHT_LAUNCH_OPTIONS", playwright_launch_options(settings), "addon")
         # Two settings the add-on adds to, keeping what a project gave (at the project's priority, if higher).
         handlers = dict(settings.getdict("DOWNLOAD_HANDLERS"))
         for scheme in ("http", "https"):

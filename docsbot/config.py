@@ -371,9 +371,14 @@ class DocsbotSettings(BaseSettings):
     DOCSBOT_CHROMIUM: str = _setting(
         "/usr/bin/chromium",
         "Rendering",
-        "How it is launched: the system Chromium at DOCSBOT_CHROMIUM (`playwright install` is not "
-        "needed), as an unprivileged user with its sandbox when docsbot runs as root.",
-        scrapy="PLAYWRIGHT_LAUNCH_OPTIONS",
+        "The browser renders run in: the system Chromium at this path (`playwright install` is not needed), "
+        "as DOCSBOT_CHROMIUM_USER with its sandbox when docsbot runs as root. The add-on makes "
+        "PLAYWRIGHT_LAUNCH_OPTIONS of it, unless a project sets its own.",
+    )
+    DOCSBOT_CHROMIUM_USER: str = _setting(
+        "nobody",
+        "Rendering",
+        "The unprivileged user Chromium runs as, with its sandbox, when docsbot runs as root.",
     )
     DOCSBOT_RENDER_TIMEOUT_MS: int = _setting(
         30000,
@@ -459,6 +464,21 @@ class DocsbotSettings(BaseSettings):
         "Fleet",
         "Scrapyd nodes (space-separated URLs) `docsbot sync` and `docsbot scheduler` run on when no `--scrapyd` is "
         "given, instead of local processes.",
+    )
+    DOCSBOT_PYPI_URL: str = _setting(
+        "https://pypi.org/pypi",
+        "Fleet",
+        "The PyPI JSON API `docsbot add` asks for a package's documentation URL (a mirror's, say).",
+    )
+    DOCSBOT_NPM_URL: str = _setting(
+        "https://registry.npmjs.org",
+        "Fleet",
+        "The npm registry `docsbot add` asks.",
+    )
+    DOCSBOT_CRATES_URL: str = _setting(
+        "https://crates.io/api/v1/crates",
+        "Fleet",
+        "The crates.io API `docsbot add` asks.",
     )
 
     # --- Network ---

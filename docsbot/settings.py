@@ -11,10 +11,7 @@ crawl-shaped ones by spider arguments (``-a max_depth=2``). Below: the Scrapy se
 
 from __future__ import annotations
 
-import os
-
 from docsbot.config import load_settings
-from docsbot.render import launch_options
 
 # docsbot's settings, from the environment: every name of docsbot.config.DocsbotSettings (or the Scrapy setting it
 # feeds), and the one line per malformed value the crawl and the CLI stop on.
@@ -67,9 +64,8 @@ DOWNLOAD_WARNSIZE = 0
 # --- JavaScript rendering (scrapy-playwright; see docsbot.render) ----------------------------------------------
 # The browser scrapy-playwright drives.
 PLAYWRIGHT_BROWSER_TYPE = "chromium"
-# How it is launched: the system Chromium at DOCSBOT_CHROMIUM (`playwright install` is not needed), as an
-# unprivileged user with its sandbox when docsbot runs as root.
-PLAYWRIGHT_LAUNCH_OPTIONS = launch_options(_docsbot.DOCSBOT_CHROMIUM, root=hasattr(os, "geteuid") and os.geteuid() == 0)
+# How it is launched (PLAYWRIGHT_LAUNCH_OPTIONS) is not set here: the add-on makes it of the crawl's DOCSBOT_CHROMIUM
+# and DOCSBOT_CHROMIUM_USER, whatever set them (the environment, -s), unless a project sets its own.
 # Images, media and fonts are not loaded by a render.
 PLAYWRIGHT_ABORT_REQUEST = "docsbot.render.abort_request"
 

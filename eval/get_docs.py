@@ -1,4 +1,4 @@
-"""Issue 35's target for get_docs: at a budget of 5,000 tokens, its sections hold a target page of at least 90% of
+"""The target for get_docs: at a budget of 5,000 tokens, its sections hold a target page of at least 90% of
 `make eval`'s questions (the questions written beside the ranker and the user questions).
 
 For each indexed corpus of eval/run.py, every query of kind ``question`` and ``user_question`` is asked of

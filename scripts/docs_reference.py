@@ -40,11 +40,6 @@ OTHER_ENVIRONMENT = {
     "SCRAPYD_URL": "a Scrapyd node (`http://[user:password@]host:port/`) that the refreshes and indexes the MCP "
     "server and `docsbot serve` start are scheduled on, instead of a child process; `scrapyd-deploy remote` "
     "deploys to it",
-    "DOCSBOT_CHROMIUM_USER": "the unprivileged user Chromium runs as, with its sandbox, when docsbot runs as root "
-    "(default `nobody`)",
-    "DOCSBOT_PYPI_URL": "the PyPI JSON API `docsbot add` asks (default `https://pypi.org/pypi`; a mirror)",
-    "DOCSBOT_NPM_URL": "the npm registry `docsbot add` asks (default `https://registry.npmjs.org`)",
-    "DOCSBOT_CRATES_URL": "the crates.io API `docsbot add` asks (default `https://crates.io/api/v1/crates`)",
     "OPENAI_API_KEY": "the API key sent to `DOCSBOT_EMBEDDING_URL` when `DOCSBOT_EMBEDDING_API_KEY` is unset",
     "HF_HUB_OFFLINE": "set to 1 by docsbot itself before fastembed loads a model: no model hub is ever contacted",
 }
@@ -56,6 +51,8 @@ SCRAPY_SETTINGS_READ = {
     "RETRY_EXCEPTIONS": "the exceptions Scrapy retries: docsbot's retry middleware (which honours `Retry-After`) "
     "retries the same ones",
     "HTTPERROR_ALLOWED_CODES": "the add-on adds `DOCSBOT_GONE_STATUSES` to it, so that those answers reach the spider",
+    "PLAYWRIGHT_LAUNCH_OPTIONS": "how scrapy-playwright starts the browser: unless a project sets its own, the add-on "
+    "makes it of `DOCSBOT_CHROMIUM` and `DOCSBOT_CHROMIUM_USER` (as root, through `docsbot/bin/chromium-unprivileged`)",
 }
 
 
@@ -110,7 +107,7 @@ def cli_page() -> str:
     out = [
         "# Command line",
         "",
-        "Generated from `docsbot/cli.py`'s argparse parser (`docsbot COMMAND --help` prints the same).",
+        "Generated from `docsbot/cli`'s argparse parser (`docsbot COMMAND --help` prints the same).",
         "The crawl itself is Scrapy's: `scrapy crawl docs -a NAME=VALUE`",
         "(see [Spider arguments](spider-arguments.md)).",
         "",

@@ -43,7 +43,7 @@ from docsbot.downloadermiddlewares.conditional import AlreadyRequested, NotModif
 from docsbot.downloadermiddlewares.render import render_meta
 from docsbot.downloadermiddlewares.robotstxt import ForbiddenByRobots
 from docsbot.downloadermiddlewares.scope import OutOfScope
-from docsbot.extensions.run import count_failure, index_context
+from docsbot.extensions.context import count_failure, index_context
 from docsbot.items import PageGone, PageItem
 from docsbot.refresh import RootFailed
 from docsbot.refresh.freshness import fresh_until
@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from twisted.python.failure import Failure
 
-    from docsbot.extensions.run import IndexContext
+    from docsbot.extensions.context import IndexContext
     from docsbot.refresh import PlannedRequest
 
 logger = logging.getLogger(__name__)

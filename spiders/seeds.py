@@ -52,7 +52,7 @@ _MARKDOWN_LINK = re.compile(r"\[[^\]\n]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\
 
 class SeedFiles:
     """The seed-file requests and callbacks of the docs spider (mixed into it). Uses the spider's ``context``
-    (:class:`~docsbot.extensions.run.IndexContext`), ``args``, ``settings``, ``crawler`` and ``_requests(urls,
+    (:class:`~docsbot.extensions.context.IndexContext`), ``args``, ``settings``, ``crawler`` and ``_requests(urls,
     depth)``."""
 
     context: Any

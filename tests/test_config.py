@@ -3,6 +3,7 @@ the environment; a malformed value is one line naming it, never an exception at 
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -88,3 +89,31 @@ def test_every_field_is_described_and_grouped():
         assert name.isupper() and (name.startswith("DOCSBOT_") or name == "DATABASE_URL"), name
         assert field.description and len(field.description) > 20, name
         assert isinstance(field.json_schema_extra, dict) and field.json_schema_extra["group"], name
+
+
+def test_the_browser_setting_from_s_beats_the_environments_and_a_projects_launch_options_win():
+    """``-s DOCSBOT_CHROMIUM=...`` reaches the launch options and the check before a crawl, over the environment's
+    (the settings module once made the launch options of the environment's value alone)."""
+    from scrapy.settings import Settings
+
+    from docsbot.addon import Docsbot
+    from docsbot.render import RenderError, check_rendering, launch_options
+
+    def crawl_settings(**given: object) -> Settings:
+        settings = Settings()
+        settings.setmodule("docsbot.settings", "project")
+        settings.set("DOCSBOT_CHROMIUM", sys.executable, "project")  # as the environment gives it: an executable
+        for name, value in given.items():
+            settings.set(name, value, "cmdline")
+        Docsbot().update_settings(settings)
+        return settings
+
+    settings = crawl_settings(DOCSBOT_CHROMIUM="/nonexistent/chromium", DOCSBOT_CHROMIUM_USER="nobody")
+    options = settings.getdict("PLAYWRIGHT_LAUNCH_OPTIONS")
+    root = hasattr(os, "geteuid") and os.geteuid() == 0
+    assert options == launch_options("/nonexistent/chromium", root=root, user="nobody")
+    with pytest.raises(RenderError, match="rendering needs Chromium at /nonexistent/chromium "):
+        check_rendering(settings)
+    check_rendering(crawl_settings())  # the environment's
+    own = {"executable_path": sys.executable, "headless": True}
+    assert crawl_settings(PLAYWRIGHT_LAUNCH_OPTIONS=own).getdict("PLAYWRIGHT_LAUNCH_OPTIONS") == own

@@ -378,9 +378,57 @@ def test_hybrid_search_fuses_vector_and_full_text_ranks(conn, database_url):
     assert hits[0].heading_path == ["A"] and hits[0].url == "http://h/docs/a.html"
 
 
+def test_a_run_refreshes_the_search_statistics_once_and_search_reads_the_same(conn, database_url):
+    """The end of the crawl refreshes a version's BM25 statistics; the run's record then leaves them as they are
+    (nothing the statistics count changes meanwhile), unless the run asks (its crawl did not complete)."""
+    version = make_version(conn)
+    save(database_url, page_item(version.id, ["asyncio create_task schedules a coroutine", "json encodes data"]))
+    query, vector = "create_task coroutine", HashingEmbedder().embed(["create_task coroutine"])[0]
+
+    def stats():
+        return conn.execute("SELECT docs, avg_len, updated_at FROM lexical_stats WHERE version_id = %s",
+                            (version.id,)).fetchone()  # fmt: skip
+
+    def hits():
+        return [(h.url, h.content, h.score) for h in store.search(conn, query, vector, [version.id], k=5)]
+
+    async def run(*, crawl_done: bool) -> int:
+        pages = store.PageStore(database_url, 1)
+        await pages.open()
+        try:
+            run_id = await pages.start_run(version.id, "full")
+            if crawl_done:
+                await pages.refresh_lexical_stats(version.id, repeats=True)
+            await pages.finish_run(run_id, {}, "complete", "", lexical_stats=not crawl_done)
+            return run_id
+        finally:
+            await pages.close()
+
+    asyncio.run(run(crawl_done=True))
+    refreshed, found = stats(), hits()
+    finished = conn.execute("SELECT max(finished_at) FROM crawl_runs").fetchone()[0]
+    assert refreshed[:2] == (2, pytest.approx((42 + 18) / 2)) and refreshed[2] < finished  # not again at its end
+    store.refresh_lexical_stats(conn, version.id)  # what a second refresh would have found: the same
+    assert stats()[:2] == refreshed[:2] and hits() == found
+
+    save(database_url, page_item(version.id, ["asyncio create_task schedules a coroutine"], etag='"v2"'))
+    asyncio.run(run(crawl_done=False))  # a crawl that did not complete: the run's end refreshes them
+    finished = conn.execute("SELECT max(finished_at) FROM crawl_runs").fetchone()[0]
+    assert stats()[0] == 1 and stats()[2] == finished
+
+
 def test_redact_dsn_hides_passwords():
     assert store.redact_dsn("postgresql://u:s3cret@h:5432/d") == "postgresql://u:***@h:5432/d"
     assert "s3cret" not in store.redact_dsn("host=h password=s3cret dbname=d")
+
+
+def test_advisory_lock_keys_never_change():
+    """Processes of an older docsbot share the database and take these keys for the same jobs."""
+    from docsbot.store import locks
+
+    keys = (locks.MIGRATION_LOCK, locks.RUN_LOCK, locks.VECTOR_INDEX_LOCK, locks.CLAIM_LOCK)
+    assert keys == (4242001, 4242002, 4242003, 0x646F_6373_636C)
+    assert store.versions.RUN_LOCK is locks.RUN_LOCK and store.fleet.CLAIM_LOCK is locks.CLAIM_LOCK
 
 
 def test_unreachable_server_is_a_clear_error():

@@ -1,4 +1,4 @@
-"""One vector per definition, and page kinds (issue 32), through the real pipeline: ``scrapy crawl docs`` of a
+"""One vector per definition, and page kinds, through the real pipeline: ``scrapy crawl docs`` of a
 Sphinx-shaped site into a real PostgreSQL, searched with the hashing test embedder (a bag of words: texts sharing
 words are near)."""
 

@@ -1,4 +1,4 @@
-"""The fault matrix: docsbot against real parts that misbehave (issue 11, "lose no page under load or faults").
+"""The fault matrix: docsbot against real parts that misbehave: it loses no page under load or faults.
 
 Every test names the fault it injects and what it proves. Real parts only: `scrapy crawl docs` as a process, the
 HTTP server of tests/docsite.py, PostgreSQL + pgvector (the shared embedded server, or a private one where the test

@@ -1,5 +1,5 @@
 """Property-based (hypothesis): whatever a caller sends, docsbot's server answers with a status it means, never a 500
-or a traceback, and in bounded time (issue 31).
+or a traceback, and in bounded time.
 
 Generated query strings, form bodies and headers go to every page and JSON twin of ``docsbot serve``'s app;
 generated arguments go to every MCP tool (writes allowed, so the write tools' checks are exercised too; the crawls

@@ -1,4 +1,4 @@
-"""Real hosts' behaviours, each served by nginx as its operators configure it (issue 33): what docsbot stores, the
+"""Real hosts' behaviours, each served by nginx as its operators configure it: what docsbot stores, the
 run's outcome and exit code, what the server saw, and, where the behaviour lets a refresh see every change, that a
 refresh after an edit, an added page and a deleted one stores what a new index of the same site stores.
 

@@ -1,5 +1,6 @@
-"""docsbot's import graph runs one way (issue 10): spider → middlewares / pipelines / extension → refresh, db,
-extract, chunking, embedding, urls; and the pure core imports neither Scrapy nor a database driver."""
+"""docsbot's import graph runs one way, layer by layer (docs/explanation/architecture.md draws it): interfaces → Scrapy
+components → the run and, beside it, the service → the store → the pure core; and the pure core imports neither
+Scrapy nor a database driver."""
 
 from __future__ import annotations
 
@@ -69,10 +70,15 @@ LAYERS = (
 )
 # Inside each interface's package, its modules run one way too: the command's parser over the command groups over
 # what they share; the web app over its views over rendering, the feed and the middlewares; serving over the tools.
+# So do the parts of the run extension and of the service.
 INSIDE = {
     "docsbot.cli": (grimp.Layer("search", "status", "fleet", "db", "embed", "serve", independent=True), "common"),
     "docsbot.web": ("app", "llms", "views", grimp.Layer("rendering", "feed", "middleware", independent=True)),
     "docsbot.mcp": ("transport", "server"),
+    # the run extension: IndexRun wiring Scrapy's signals to the run's setup and end, over the context components
+    # look up, over the run's embedding worker; the service: DocsIndex made of its parts, over what they share
+    "docsbot.extensions": ("run", grimp.Layer("setup", "ending", independent=True), "context", "vectors"),
+    "docsbot.service": ("index", grimp.Layer("reading", "pages", "changes", "writes", independent=True), "core"),
 }
 # The crawl and the service stand side by side on the store: neither imports the other (a refresh the service starts
 # is a `scrapy crawl` process).
@@ -115,7 +121,7 @@ def test_imports_run_one_way(graph):
 
 
 @pytest.mark.parametrize("package", sorted(INSIDE))
-def test_inside_an_interface_imports_run_one_way(graph, package):
+def test_inside_a_package_imports_run_one_way(graph, package):
     illegal = graph.find_illegal_dependencies_for_layers(layers=INSIDE[package], containers={package})
     assert not illegal, "\n".join(f"{d.importer} imports {d.imported} (a layer above it)" for d in illegal)
 

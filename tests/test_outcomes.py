@@ -1,5 +1,5 @@
-"""What a command says is what happened (issue 33): loose versions resolved where they delete, export files that never
-overwrite each other."""
+"""What a command or a run says is what happened: loose versions resolved where they delete, export files that never
+overwrite each other, search statistics that count what the run stored."""
 
 from __future__ import annotations
 
@@ -130,3 +130,32 @@ def test_a_page_transaction_applied_and_retried_records_its_change_once(database
     with store.connect(database_url) as conn:
         assert conn.execute("SELECT kind, count(*) FROM page_changes GROUP BY kind").fetchall() == [("added", 1)]
         assert conn.execute("SELECT count(*) FROM pages").fetchone()[0] == 1
+
+
+def _lexical_stats(db) -> tuple:
+    """The version's stored BM25 statistics, what they would be if computed now, and whether the last run's record
+    was written after them (they were not refreshed again at the run's end)."""
+    stored = db.execute("SELECT docs, avg_len, updated_at FROM lexical_stats").fetchone()
+    now = db.execute(
+        "SELECT count(*), coalesce(avg(length(content) + length(context)), 1.0) FROM documents WHERE kind = 0"
+    ).fetchone()
+    finished = db.execute("SELECT finished_at FROM crawl_runs ORDER BY id DESC LIMIT 1").fetchone()[0]
+    return stored[:2], tuple(now), stored[2] < finished
+
+
+def test_a_run_leaves_current_search_statistics_refreshed_once(crawl, docsite, db):
+    """A complete run refreshes them when its crawl is done, and its end leaves them be; a run stopped before its
+    crawl was done (CloseSpider) refreshes them at its end, over what it stored."""
+    url = f"{docsite.url}/docs/index.html"
+    stop = {"EXTENSIONS": '{"scrapy.extensions.closespider.CloseSpider": 0}', "CLOSESPIDER_ITEMCOUNT": "2"}
+    result = crawl(url=url, library="testdocs", version="1.0", settings=stop)
+    assert result.returncode == 4, result.stderr[-2000:]  # closed by Scrapy's extension before any vector
+    stored, now, before_the_end = _lexical_stats(db)
+    assert stored == now and not before_the_end
+    assert crawl(url=url, library="testdocs", version="1.0").returncode == 0
+    stored, now, before_the_end = _lexical_stats(db)
+    assert stored == now and before_the_end
+    docsite.site.put("/docs/deep.html", html_page("Deep dive", "<p>Internals of the scheduler, rewritten.</p>"))
+    assert crawl(library="testdocs", version="1.0", mode="refresh").returncode == 0
+    stored, now, before_the_end = _lexical_stats(db)
+    assert stored == now and before_the_end

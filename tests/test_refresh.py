@@ -1,4 +1,4 @@
-"""The refresh rules as pure code (docsbot/refresh.py), row by row; docs/explanation/refresh.md has the table.
+"""The refresh rules as pure code (docsbot/refresh/), row by row; docs/explanation/refresh.md has the table.
 
 End-to-end versions of the same rules, against a real server and database, are in tests/test_refresh_rules.py.
 """

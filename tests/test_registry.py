@@ -12,6 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import httpx
 import pytest
 
+from docsbot.config import ProjectSettings
 from docsbot.fleet.registry import RegistryError, _newest, no_probes, npm_candidates, pypi_candidates, resolve
 from docsbot.fleet.roots import find_root, versioned_roots
 from tests.conftest import BY_DESIGN, ROOT
@@ -284,7 +285,7 @@ def test_sync_from_a_requirements_file_indexes_each_dependencys_docs(registry, t
 
 
 @pytest.mark.e2e
-def test_a_registry_cannot_send_the_crawl_to_this_machines_network(registry, monkeypatch):
+def test_a_registry_cannot_send_the_crawl_to_this_machines_network(registry):
     """A package whose metadata names a loopback, private or link-local documentation URL (a cloud's metadata
     service, a service on this machine): refused, naming the address, unless DOCSBOT_ALLOWED_NETWORKS allows it."""
     _Registry.packages["sneaky"] = {
@@ -296,10 +297,10 @@ def test_a_registry_cannot_send_the_crawl_to_this_machines_network(registry, mon
             },
         }  # fmt: skip
     }
-    monkeypatch.delenv("DOCSBOT_ALLOWED_NETWORKS", raising=False)
+    public, allowed = (ProjectSettings(overrides={"DOCSBOT_ALLOWED_NETWORKS": v}) for v in ("", "127.0.0.1"))
     with httpx.Client() as client:
         refused = r"169\.254\.169\.254 is a link-local address.*127\.0\.0\.1 is a loopback"
         with pytest.raises(RegistryError, match=refused):
-            resolve("sneaky", None, "pypi", client=client, pypi_url=f"{registry}/pypi")
-        monkeypatch.setenv("DOCSBOT_ALLOWED_NETWORKS", "127.0.0.1")
-        assert resolve("sneaky", None, "pypi", client=client, pypi_url=f"{registry}/pypi").url == "http://127.0.0.1:9/"
+            resolve("sneaky", None, "pypi", client=client, pypi_url=f"{registry}/pypi", settings=public)
+        found = resolve("sneaky", None, "pypi", client=client, pypi_url=f"{registry}/pypi", settings=allowed)
+        assert found.url == "http://127.0.0.1:9/"

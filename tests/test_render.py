@@ -168,3 +168,18 @@ def test_as_root_chromium_runs_unprivileged_with_its_sandbox(tmp_path):
     )  # fmt: skip
     assert "rendered!" in result.stdout, result.stderr[-2000:]
     assert profile.stat().st_uid != 0  # handed to the unprivileged user the browser ran as
+
+
+def test_the_browser_given_with_s_is_the_one_checked_and_launched(crawl, jssite, db):
+    """``-s DOCSBOT_CHROMIUM=PATH`` names the browser of this crawl, whatever the environment says (the settings
+    module once made the launch options, and the check before a crawl, of the environment's value alone)."""
+    browser = os.environ.get("DOCSBOT_CHROMIUM", "/usr/bin/chromium")  # a browser that works, in the environment
+    env = {"DOCSBOT_CHROMIUM": browser}
+    result = crawl(url=f"{jssite.url}/docs/index.html", library="jsdocs", render="js", env=env,
+                   settings={"DOCSBOT_CHROMIUM": "/nonexistent/chromium"})  # fmt: skip
+    assert result.returncode == 1, result.stderr[-3000:]
+    assert "rendering needs Chromium at /nonexistent/chromium" in result.stderr
+    assert jssite.site.hits == []
+    run(crawl, url=f"{jssite.url}/docs/index.html", render="js", env={"DOCSBOT_CHROMIUM": "/nonexistent/chromium"},
+        settings={"DOCSBOT_CHROMIUM": browser})  # fmt: skip
+    assert "wallaby" in text_of(db) and renders(jssite.site) == 2

@@ -13,6 +13,7 @@ import sys
 import httpx
 import pytest
 
+from docsbot.config import ProjectSettings
 from docsbot.fleet.probe import Answer, HostUnreachable, Prober
 from docsbot.fleet.registry import RegistryError, no_probes, resolve, toml_entry
 from docsbot.fleet.roots import as_directory, docs_link, readme_links, version_tree
@@ -46,9 +47,13 @@ RECORDED = [
 ]  # fmt: skip
 
 
+# The recorded hosts are public: nothing to look up. The local documentation host is allowed as if it were.
+ANYWHERE = ProjectSettings(overrides={"DOCSBOT_ALLOWED_NETWORKS": "*"})
+LOCAL = ProjectSettings(overrides={"DOCSBOT_ALLOWED_NETWORKS": "127.0.0.1"})
+
+
 @pytest.fixture
-def recorded(monkeypatch):
-    monkeypatch.setenv("DOCSBOT_ALLOWED_NETWORKS", "*")  # recorded hosts are public: nothing to look up
+def recorded():
     with recorded_client() as client:
         yield client
 
@@ -58,7 +63,9 @@ def test_each_rule_finds_the_root_in_real_metadata(recorded, ecosystem, name, ro
     """Every label, the home page, the repository and the README served with the metadata; the root as the crawl's
     scope needs it (one tree, the whole docs, a directory with its slash); no host asked, so the entry says it is
     unverified (and a repository's README is that page alone)."""
-    found = resolve(name, None, ecosystem, client=recorded, pypi_url=PYPI_URL, npm_url=NPM_URL, probe=no_probes)
+    found = resolve(
+        name, None, ecosystem, client=recorded, pypi_url=PYPI_URL, npm_url=NPM_URL, probe=no_probes, settings=ANYWHERE
+    )
     assert found.url == root
     assert any(why in note for note in found.notes), found.notes
     assert not found.verified and found.version == "latest"
@@ -72,11 +79,13 @@ def test_each_rule_finds_the_root_in_real_metadata(recorded, ecosystem, name, ro
 def test_a_pin_is_kept_when_the_host_cannot_be_asked(recorded):
     """`docsbot add pydantic==2.14.4` offline: the version is the pin, never "latest", and its tree is named as the
     host names the trees the metadata shows (/docs/validation/1.10/: X.Y), marked as not confirmed."""
-    found = resolve("pydantic", "2.14.4", "pypi", client=recorded, pypi_url=PYPI_URL, probe=no_probes)
+    found = resolve(
+        "pydantic", "2.14.4", "pypi", client=recorded, pypi_url=PYPI_URL, probe=no_probes, settings=ANYWHERE
+    )
     assert (found.version, found.url, found.verified) == ("2.14.4", "https://pydantic.dev/docs/validation/2.14/", False)
     assert "the tree of 2.14.4 as its host's layout would name it, not confirmed" in found.notes[-1]
     # no versioned layout in sight: the registry's root, the pin kept, and a note that it may be another version
-    found = resolve("lxml", "6.0.0", "pypi", client=recorded, pypi_url=PYPI_URL, probe=no_probes)
+    found = resolve("lxml", "6.0.0", "pypi", client=recorded, pypi_url=PYPI_URL, probe=no_probes, settings=ANYWHERE)
     assert (found.version, found.url) == ("6.0.0", "https://lxml.de/")
     assert "may describe another version than 6.0.0" in found.notes[-1]
 
@@ -86,11 +95,15 @@ def test_a_package_whose_docs_cannot_be_told_is_an_honest_miss(recorded):
     redirector (aka.ms) that cannot be followed here: docsbot says it cannot tell and asks for --url."""
     client = _registry_client({"info": {"name": "x", "project_urls": {"Download": "https://pypi.org/project/x/"}}})
     with pytest.raises(RegistryError, match=r"x: cannot tell where its documentation is: .*docsbot add NAME --url"):
-        resolve("x", None, "pypi", client=client, pypi_url="https://registry.test/pypi", probe=no_probes)
+        resolve(
+            "x", None, "pypi", client=client, pypi_url="https://registry.test/pypi", probe=no_probes, settings=ANYWHERE
+        )
     readme = "# X\n\n[Documentation](https://aka.ms/x-docs) | [Service docs](https://x.example/docs/)\n"
     client = _registry_client({"info": {"name": "x", "description": readme}})
     with pytest.raises(RegistryError, match=r"cannot tell .* only through a redirector, https://aka\.ms/x-docs"):
-        resolve("x", None, "pypi", client=client, pypi_url="https://registry.test/pypi", probe=no_probes)
+        resolve(
+            "x", None, "pypi", client=client, pypi_url="https://registry.test/pypi", probe=no_probes, settings=ANYWHERE
+        )
 
 
 def test_a_redirector_is_followed_when_it_can_be(recorded):
@@ -103,26 +116,27 @@ def test_a_redirector_is_followed_when_it_can_be(recorded):
             return _answer(url, 404)
         return _answer(url, 200, "Azure Storage Blobs", b"reference", final=reference if "aka.ms" in url else url)
 
-    found = resolve("azure-storage-blob", None, client=recorded, pypi_url=PYPI_URL, probe=probe)
+    found = resolve("azure-storage-blob", None, client=recorded, pypi_url=PYPI_URL, probe=probe, settings=ANYWHERE)
     assert (found.url, found.verified) == (reference, True)
     assert found.notes[1] == f"{reference}: where https://aka.ms/azsdk-python-storage-blob-ref leads"
-    found = resolve("azure-storage-blob", None, client=recorded, pypi_url=PYPI_URL, probe=no_probes)
+    found = resolve("azure-storage-blob", None, client=recorded, pypi_url=PYPI_URL, probe=no_probes, settings=ANYWHERE)
     assert found.url == "https://github.com/Azure/azure-sdk-for-python/tree/main/sdk/storage/azure-storage-blob"
     assert "through a redirector cannot be followed from here: https://aka.ms/" in found.notes[1]
 
 
-def test_an_npm_readme_names_the_docs_under_a_marketing_home(monkeypatch):
+def test_an_npm_readme_names_the_docs_under_a_marketing_home():
     """npm sends the README with the document (``readme``; the registry these answers were recorded from does not,
     so it is added here): its documentation link wins over the homepage, a marketing home."""
     from tests.recorded_registry import recorded as recorded_answer
 
-    monkeypatch.setenv("DOCSBOT_ALLOWED_NETWORKS", "*")
     meta = dict(recorded_answer("npm", "prettier"))
     assert "readme" not in meta and meta["versions"][meta["dist-tags"]["latest"]]["homepage"] == "https://prettier.io"
     meta["readme"] = (
         "# Prettier\n\n### [Documentation](https://prettier.io/docs/)\n\n[Playground](https://prettier.io/playground)\n"
     )
-    found = resolve("prettier", None, "npm", client=_registry_client(meta), npm_url=NPM_URL, probe=no_probes)
+    found = resolve(
+        "prettier", None, "npm", client=_registry_client(meta), npm_url=NPM_URL, probe=no_probes, settings=ANYWHERE
+    )
     assert found.url == "https://prettier.io/docs/" and "README: 'Documentation'" in found.notes[0]
 
 
@@ -233,10 +247,9 @@ def _page(title: str, links: list[str] = ()) -> str:
 
 
 @pytest.fixture
-def docs_host(monkeypatch):
+def docs_host():
     """A documentation host on this machine that also serves a PyPI answer at /pypi/NAME/json (the registry's
-    metadata is put there by each test), allowed as if public."""
-    monkeypatch.setenv("DOCSBOT_ALLOWED_NETWORKS", "127.0.0.1")
+    metadata is put there by each test), allowed as if public (``LOCAL``)."""
     site = DocSite()
     with DocSiteServer(site) as server:
         yield site, server.url
@@ -260,14 +273,18 @@ def test_a_host_with_versioned_trees_gives_the_pinned_tree(docs_host):
     for path in ("/en/latest/index.html", "/en/2.0/index.html", "/en/3.1.x/index.html"):
         site.put(path, _page(f"Demo {path}"))
     with httpx.Client() as client:
-        found = resolve("demo", "2.0", client=client, pypi_url=f"{url}/pypi")
+        found = resolve("demo", "2.0", client=client, pypi_url=f"{url}/pypi", settings=LOCAL)
         assert (found.version, found.url, found.verified) == ("2.0", f"{url}/en/2.0/", True)
-        found = resolve("demo", "3.1.4", client=client, pypi_url=f"{url}/pypi")  # the host's own naming: 3.1.x
+        found = resolve(
+            "demo", "3.1.4", client=client, pypi_url=f"{url}/pypi", settings=LOCAL
+        )  # the host's own naming: 3.1.x
         assert (found.version, found.url, found.verified) == ("3.1.4", f"{url}/en/3.1.x/", True)
         tried = [h.path for h in site.hits if h.path.startswith(("/en/3", "/en/v3"))]
         assert tried == ["/en/3.1.4/index.html", "/en/v3.1.4/index.html", "/en/3.1/index.html",
                          "/en/v3.1/index.html", "/en/3.1.x/index.html"]  # fmt: skip
-        found = resolve("demo", "1.0", client=client, pypi_url=f"{url}/pypi")  # the host has no tree of it
+        found = resolve(
+            "demo", "1.0", client=client, pypi_url=f"{url}/pypi", settings=LOCAL
+        )  # the host has no tree of it
         assert (found.version, found.url, found.verified) == ("latest", f"{url}/en/latest/", True)
         assert "no tree of 1.0 found" in found.notes[-1] and "the newest docs" in found.notes[-1]
 
@@ -282,16 +299,16 @@ def test_a_soft_404_host_confirms_no_tree_it_does_not_have(docs_host):
     site.put("/en/latest/index.html", _page("Demo latest"))
     site.put("/en/3.0/index.html", _page("Demo 3.0"))
     with httpx.Client() as client:
-        found = resolve("demo", "3.0", client=client, pypi_url=f"{url}/pypi")
+        found = resolve("demo", "3.0", client=client, pypi_url=f"{url}/pypi", settings=LOCAL)
         assert (found.version, found.url, found.verified) == ("3.0", f"{url}/en/3.0/", True)
-        found = resolve("demo", "2.0", client=client, pypi_url=f"{url}/pypi")
+        found = resolve("demo", "2.0", client=client, pypi_url=f"{url}/pypi", settings=LOCAL)
     assert (found.version, found.verified) == ("2.0", False)  # the pin kept, said to be unconfirmed
     assert found.url == f"{url}/en/2.0/" and "a soft 404" in found.notes[-1] and "unverified" in found.notes[-1]
     assert any("docsbot-no-such-page-" in h.path for h in site.hits)
 
 
 @pytest.mark.e2e
-def test_an_unreachable_host_leaves_the_entry_unverified_not_latest(docs_host, monkeypatch):
+def test_an_unreachable_host_leaves_the_entry_unverified_not_latest(docs_host):
     """The documentation host refuses connections (nothing listens), or a proxy refuses to connect: the entry is
     written from the registry's data alone, the pin kept and the tree named as the layout would name it, and its
     comments say so; never silently "latest"."""
@@ -299,7 +316,7 @@ def test_an_unreachable_host_leaves_the_entry_unverified_not_latest(docs_host, m
     dead = f"http://127.0.0.1:{_closed_port()}"
     _publish(site, "demo", {"Documentation": f"{dead}/en/latest/"})
     with httpx.Client() as client:
-        found = resolve("demo", "2.0", client=client, pypi_url=f"{url}/pypi")
+        found = resolve("demo", "2.0", client=client, pypi_url=f"{url}/pypi", settings=LOCAL)
     assert (found.version, found.url, found.verified) == ("2.0", f"{dead}/en/2.0/", False)
     assert f"unverified ({dead.removeprefix('http://')} cannot be reached (ConnectError" in found.notes[-1]
     entry = toml_entry(found)
@@ -310,7 +327,7 @@ def test_an_unreachable_host_leaves_the_entry_unverified_not_latest(docs_host, m
     proxy = f"http://127.0.0.1:{_closed_port()}"  # a proxy that refuses every connection; the registry answers
     mounts = {"https://registry.test": registry, "all://": httpx.HTTPTransport(proxy=proxy)}
     with httpx.Client(mounts=mounts) as client:
-        found = resolve("demo", "2.0", client=client, pypi_url="https://registry.test/pypi")
+        found = resolve("demo", "2.0", client=client, pypi_url="https://registry.test/pypi", settings=LOCAL)
     assert (found.version, found.url, found.verified) == ("2.0", f"{url}/en/2.0/", False)
     assert "cannot be reached" in found.notes[-1] and not [h for h in site.hits if h.path.startswith("/en/")]
 
@@ -329,11 +346,11 @@ def test_a_root_is_taken_where_its_host_leads(docs_host):
     _publish(site, "home", {"Homepage": f"{url}/"})
     site.put("/docs/index.html", _page("Demo docs"))
     with httpx.Client() as client:
-        alias = resolve("alias", None, client=client, pypi_url=f"{url}/pypi")
-        onever = resolve("onever", None, client=client, pypi_url=f"{url}/pypi")
-        home = resolve("home", None, client=client, pypi_url=f"{url}/pypi")
+        alias = resolve("alias", None, client=client, pypi_url=f"{url}/pypi", settings=LOCAL)
+        onever = resolve("onever", None, client=client, pypi_url=f"{url}/pypi", settings=LOCAL)
+        home = resolve("home", None, client=client, pypi_url=f"{url}/pypi", settings=LOCAL)
         site.redirects["/en/stable/index.html"] = (302, "http://169.254.169.254/latest/meta-data/")
-        refused = resolve("alias", None, client=client, pypi_url=f"{url}/pypi")
+        refused = resolve("alias", None, client=client, pypi_url=f"{url}/pypi", settings=LOCAL)
     assert (alias.url, alias.verified) == (f"{url}/en/6.1/", True)
     assert f"{url}/en/6.1/: where {url}/en/stable/ leads" in alias.notes[-2]
     assert (onever.url, onever.verified) == (f"{url}/", True) and "a one-version project" in onever.notes[-2]

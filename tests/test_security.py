@@ -1,4 +1,4 @@
-"""Safe to put in front of a team (issue 31): no crawl of internal addresses on a caller's behalf, no script from
+"""Safe to put in front of a team: no crawl of internal addresses on a caller's behalf, no script from
 crawled or caller-given text, no request that crashes or stalls the server. Each test reproduces one finding of
 the security review against real processes (``docsbot mcp``, ``docsbot serve``, ``scrapy crawl``), real HTTP
 servers on loopback addresses and a real browser; ``test_web_fuzz`` is the property-based part."""

@@ -127,6 +127,29 @@ def test_only_the_versions_asked_for_are_embedded(conn, database_url):
     assert store.waiting_chunks(conn, model="another/model") == 0
 
 
+def test_the_queue_is_counted_by_one_statement_whoever_asks(conn, database_url):
+    """The CLI and the workers (waiting_chunks), the run's end (PageStore.vectors_waiting), the graph builder
+    (waiting_by_version) and the overview of every version read the same count."""
+    v1, v2 = add_version(conn, "1"), add_version(conn, "2")
+    add_page(conn, v1, "a.html", ["one", "two", "three"])
+    add_page(conn, v2, "a.html", ["four"])
+    drain(database_url, CountingEmbedder(), version_ids=[v2])
+    add_page(conn, v2, "b.html", ["five", "six"])
+
+    async def at_the_runs_end(version_id: int) -> int:
+        pages = store.PageStore(database_url, 1)
+        await pages.open()
+        try:
+            return await pages.vectors_waiting(version_id)
+        finally:
+            await pages.close()
+
+    assert store.queue.waiting_by_version(conn) == {v1: 3, v2: 2}
+    assert [store.waiting_chunks(conn, [v]) for v in (v1, v2)] == [3, 2] and store.waiting_chunks(conn) == 5
+    assert [asyncio.run(at_the_runs_end(v)) for v in (v1, v2)] == [3, 2]
+    assert {row["id"]: row["waiting"] for row in store.version_overview(conn)} == {v1: 3, v2: 2}
+
+
 def test_two_workers_share_the_queue_and_no_text_is_embedded_twice(conn, database_url):
     version = add_version(conn, "1")
     for i in range(12):

@@ -25,7 +25,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
     from docsbot import store
     from docsbot.embedding.models import load_embedder
     from docsbot.embedding.worker import EmbeddingWorker, FillStats, ModelRunner, when_mostly_written
-    from docsbot.extensions.run import GRAPH_WAIT_SECONDS
+    from docsbot.extensions.vectors import GRAPH_WAIT_SECONDS
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s: %(message)s", stream=sys.stderr)
     settings = project_settings()

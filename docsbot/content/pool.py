@@ -1,27 +1,11 @@
 """HTML → Markdown off the reactor thread: :class:`ExtractionPool`, one worker pool per crawl.
 
-Extraction (:func:`docsbot.content.extract.extract_page`) costs about 26 ms of CPU per Python-docs page here (13.8 s for
-the 530 pages, 2026-11-25). Its converter is html-to-markdown (Rust): 1.7 s of those 13.8; the rest is lxml's
-parsing and serializing, and docsbot's own walks over the tree in Python (chrome, symbols, anchors, slimming) and
-canonical URLs. With markdownify the same pages took 25.1 s, about half of it markdownify and BeautifulSoup (and
-90-130 ms per page, 88% of it theirs, before BeautifulSoup parsed with lxml and found parents cheaply): pure
-Python that holds the GIL. On the reactor thread that time stops downloading: a site-wide redeploy (every page 200
-with the same content) took 52.6 s where a bare Scrapy full crawl took 18.9 s, which is why it runs here.
-
-Measured on this machine (2026-11-23, with markdownify, 2 CPUs shared with four other agents, load 5-12: wall
-times stretch 3-5x and drift by the minute, so CPU time is what carries over):
-
-- Pool kinds, 150-200 real pages extracted in one process, speed-up over serial: ``thread`` 2 threads 0.79-1.08,
-  4 threads 0.65-0.88 (GIL-bound); ``process`` 2 workers 1.08-1.11 with serial and pool alternating, 1.2-2.75
-  in an asyncio loop with 16 pages in flight (0.6-0.7 s to start both workers).
-- A touch refresh of the Python docs (527 pages answer 200, same content), CPU by process: ``inline`` 69.9 s on
-  the reactor thread; ``process`` 5.7 s on the reactor thread + 68.1 s in 2 workers. The plain Scrapy full crawl
-  of the same site (bench/bare_spider.py, which parses every page for links) used 35.7 s on its one thread. With
-  two idle cores the touch refresh's critical path is thus about 34-37 s of CPU against the plain crawl's 36 s
-  (about 1.0x), where ``inline`` is 70 s (about 2x).
-
-So the default is ``process``. Threads remain an option (``DOCSBOT_EXTRACT_POOL=thread``) for platforms where
-processes cannot start.
+Extraction (:func:`docsbot.content.extract.extract_page`) and chunking cost tens of milliseconds of CPU per page,
+mostly Python that holds the GIL (lxml's parse, docsbot's walks over the tree, the tokenizer's bookkeeping). On the
+reactor thread that time would stop downloading; in threads it would still hold the GIL. In worker processes the
+reactor keeps downloading and two cores both work: that is why the default pool kind is ``process``
+(BENCHMARKS.md, "Extraction off the reactor thread", has the measurements). Threads remain an option
+(``DOCSBOT_EXTRACT_POOL=thread``) for platforms where processes cannot start.
 
 Operationally:
 

@@ -4,6 +4,14 @@
 that hands a request marked for rendering (``meta["playwright"]``, :mod:`docsbot.render`) to scrapy-playwright's
 handler, built and started on the first such request: a run that renders nothing never starts Playwright, and no
 setting has to change once the crawler is built to switch handlers.
+
+**scrapy-playwright's private API, and why.** Its handler starts Playwright in its ``engine_started`` handler
+(``_maybe_launch_in_thread``, which awaits ``_launch()``), and offers no public way to start it later: built after
+the engine started, it must be started by calling ``_launch()`` as that handler does. The public alternative, its
+handler in ``DOWNLOAD_HANDLERS`` from the start, would start Playwright (a Node.js driver process) in every run,
+those that render nothing included. Checked with scrapy-playwright 0.0.48 (the newest; pyproject.toml asks for
+0.0.44 or later). If it changes, ``tests/test_downloader.py`` fails (it checks that ``engine_started`` still runs
+``_launch()``, a coroutine taking nothing), and so do the renders of ``tests/test_render.py``.
 """
 
 from __future__ import annotations
@@ -47,6 +55,7 @@ class DownloadHandler(HTTP11DownloadHandler):
 
                 renderer = ScrapyPlaywrightDownloadHandler.from_crawler(self.crawler)
                 # What scrapy-playwright runs on engine_started (which has passed): its Playwright manager.
+                # Private, with no public equivalent: see the module docstring.
                 await renderer._launch()
                 self._renderer = renderer
         return self._renderer

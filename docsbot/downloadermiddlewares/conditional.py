@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 
 from docsbot.downloadermiddlewares import PAGE_META_KEY, REEXTRACT_META_KEY, VALIDATORS_META_KEY
-from docsbot.extensions.run import index_context
+from docsbot.extensions.context import index_context
 from docsbot.urls import InvalidURL, canonical_url
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ from docsbot.downloadermiddlewares import (
     RENDER_ON_200_META_KEY,
     header_value,
 )
-from docsbot.extensions.run import index_context
+from docsbot.extensions.context import index_context
 
 if TYPE_CHECKING:
     from scrapy import Request

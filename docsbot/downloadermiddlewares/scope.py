@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from scrapy.exceptions import IgnoreRequest
 
 from docsbot.downloadermiddlewares import PAGE_META_KEY, SEED_FILE_META_KEY
-from docsbot.extensions.run import index_context
+from docsbot.extensions.context import index_context
 from docsbot.urls import InvalidURL, canonical_url
 
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ class ScopeMiddleware:
     an already-crawled URL still reaches it (Scrapy's duplicate filter would drop it silently); that also
     switches off Scrapy's ``OffsiteMiddleware``, whose job this middleware takes over, with the path prefix
     included. Raises :class:`OutOfScope`; stats ``docsbot/skipped/out_of_scope``. ``NotConfigured`` without the
-    docs spider's run (:func:`docsbot.extensions.run.index_context`).
+    docs spider's run (:func:`docsbot.extensions.context.index_context`).
     """
 
     def __init__(self, scope: Scope, stats: StatsCollector) -> None:

@@ -466,6 +466,8 @@ class OpenAIEmbedder:
         tokenizer = settings.get("DOCSBOT_TOKENIZER_PATH") or (
             Path(settings.get("DOCSBOT_MODELS_DIR")) / DEFAULT_MODEL_DIRNAME / "tokenizer.json"
         )
+        # OPENAI_API_KEY is read from the environment on purpose, not declared as a docsbot setting: it is the
+        # OpenAI client's own convention, which people who use the API already have set.
         return cls(
             settings.get("DOCSBOT_EMBEDDING_MODEL") or DEFAULT_MODEL,
             url,

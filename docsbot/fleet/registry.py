@@ -22,7 +22,6 @@ tried; when the metadata names nothing usable, it says so and asks for the root 
 from __future__ import annotations
 
 import json
-import os
 import re
 import socket
 from dataclasses import dataclass, field
@@ -53,6 +52,7 @@ if TYPE_CHECKING:
 
     import httpx
 
+    from docsbot.config import ProjectSettings
     from docsbot.fleet.roots import Link
 
 __all__ = [
@@ -163,21 +163,30 @@ def resolve(
     npm_url: str | None = None,
     probe: Callable[[str], Answer] | None = None,
     url: str | None = None,
+    settings: ProjectSettings | None = None,
 ) -> Resolution:
     """The documentation root of package ``name`` at ``spec`` (``"2.31.0"``, ``">=2,<3"``, npm's ``"^4.17"``;
     ``None``: the newest release) in ``ecosystem``, from its registry's metadata (``client``: an ``httpx.Client``)
     or given (``url``: ``docsbot add --url``; the version and the probes still apply). ``probe(url)`` asks a
     documentation host (an :class:`~docsbot.fleet.probe.Answer`, or :class:`~docsbot.fleet.probe.HostUnreachable`);
-    by default a GET through ``client``, :func:`no_probes` asks none. Raises :class:`RegistryError`."""
+    by default a GET through ``client``, :func:`no_probes` asks none. The
+    registries' URLs (``DOCSBOT_PYPI_URL``, ``DOCSBOT_NPM_URL``, ``DOCSBOT_CRATES_URL``; ``pypi_url`` and
+    ``npm_url`` first) and the networks besides public ones a documentation URL may be on
+    (``DOCSBOT_ALLOWED_NETWORKS``) are read from ``settings`` (default: the project's, from the environment).
+    Raises :class:`RegistryError`."""
     if ecosystem not in ECOSYSTEMS:
         raise RegistryError(f"ecosystem: one of {', '.join(ECOSYSTEMS)}, got {ecosystem!r}")
     import httpx
 
-    base = (pypi_url or os.environ.get("DOCSBOT_PYPI_URL") or PYPI_URL).rstrip("/")
+    if settings is None:
+        from docsbot.config import ProjectSettings
+
+        settings = ProjectSettings()
+    base = (pypi_url or settings.get("DOCSBOT_PYPI_URL") or PYPI_URL).rstrip("/")
     if ecosystem == "npm":
-        base = (npm_url or os.environ.get("DOCSBOT_NPM_URL") or NPM_URL).rstrip("/")
+        base = (npm_url or settings.get("DOCSBOT_NPM_URL") or NPM_URL).rstrip("/")
     elif ecosystem == "cargo":
-        base = (os.environ.get("DOCSBOT_CRATES_URL") or CRATES_URL).rstrip("/")
+        base = (settings.get("DOCSBOT_CRATES_URL") or CRATES_URL).rstrip("/")
     where = f"{base}/{name}/json" if ecosystem == "pypi" else f"{base}/{name}"
     try:
         answer = client.get(where, headers={"Accept": "application/json"})
@@ -220,7 +229,7 @@ def resolve(
     package_version = _newest(releases, spec)
     if spec and package_version is None:
         raise RegistryError(f"{name}: no release matches {spec!r} on {ecosystem}")
-    policy = NetworkPolicy.public(os.environ.get("DOCSBOT_ALLOWED_NETWORKS"))
+    policy = NetworkPolicy.public(settings.get("DOCSBOT_ALLOWED_NETWORKS"))
     prober = Prober(probe or http_fetch(client, lambda u: _refusal(u, policy)))
     if url:
         choice = Choice(url if urlsplit(url).path else url + "/", "given", [f"{url}: given (--url)"])

@@ -134,7 +134,7 @@ class Fleet:
         """The environment of a local run: this process's, the database, and with several jobs each run's share of
         the cores for ONNX Runtime (``DOCSBOT_EMBED_THREADS``: the cores this process may use over ``jobs``, at
         least one) unless it is set: two runs each using every core slowed both (one thread a run was measured
-        1.16x faster beside another crawl, as issue 36 records)."""
+        1.16x faster beside another crawl)."""
         env = {**self.env, "SCRAPY_SETTINGS_MODULE": "docsbot.settings", "DATABASE_URL": self.dsn}
         if self.jobs > 1 and env.get("DOCSBOT_EMBED_THREADS", "0") in ("", "0"):
             cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)

@@ -12,7 +12,7 @@ from scrapy import signals
 
 from docsbot.content.chunking import context_line, embed_key, embed_text
 from docsbot.content.pool import ChunkerSpec, ExtractionPool, ExtractionWorkerDied
-from docsbot.extensions.run import PageNotStored, index_context
+from docsbot.extensions.context import PageNotStored, index_context
 from docsbot.items import Chunk, PageChange, PageItem
 from docsbot.store import StoreUnavailable
 

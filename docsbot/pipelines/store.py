@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from docsbot.extensions.run import PageNotStored, index_context
+from docsbot.extensions.context import PageNotStored, index_context
 from docsbot.items import PageGone, PageItem
 from docsbot.store import StoreUnavailable
 

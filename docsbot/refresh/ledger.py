@@ -1,4 +1,4 @@
-"""The refresh rules (docs/explanation/refresh.md, ../shared/DESIGN.md) as code: pure, no Scrapy, no database.
+"""The refresh rules (docs/explanation/refresh.md) as code: pure, no Scrapy, no database.
 
 One :class:`RefreshLedger` lives for one crawl of one library version. The spider asks it *what to request*
 (:meth:`~RefreshLedger.plan`), tells it *what answered* (:meth:`~RefreshLedger.resolve` for a 200,

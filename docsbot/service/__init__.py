@@ -1,7 +1,9 @@
 """The service layer: one function per answer, for every interface (CLI, MCP server, web pages).
 
-- :mod:`~docsbot.service.index`: :class:`DocsIndex`, the answers (search, libraries, pages, runs; refresh and
-  remove when writes are allowed);
+- :mod:`~docsbot.service.index`: :class:`DocsIndex`, the answers (search, libraries, pages, runs, changes; refresh
+  and remove when writes are allowed), made of one part per concern (:mod:`~docsbot.service.core`,
+  :mod:`~docsbot.service.reading`, :mod:`~docsbot.service.pages`, :mod:`~docsbot.service.changes`,
+  :mod:`~docsbot.service.writes`);
 - :mod:`~docsbot.service.search`: :class:`Searcher`, hybrid search with a warm pool and model;
 - :mod:`~docsbot.service.models`: the typed results;
 - :mod:`~docsbot.service.sections`, :mod:`~docsbot.service.runs`, :mod:`~docsbot.service.scrapyd`: the parts.
@@ -18,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 # and the rest of the service, which would cost every whole-process search its start-up time.
 _EXPORTS = {
     "docsbot.service.errors": ("Forbidden", "Invalid", "NotFound", "ServiceError", "Upstream"),
-    "docsbot.service.index": ("DocsIndex", "parse_since"),
+    "docsbot.service.changes": ("parse_since",),
+    "docsbot.service.index": ("DocsIndex",),
     "docsbot.service.models": (
         "CancelResult",
         "ChangesResult",
@@ -43,8 +46,9 @@ _EXPORTS = {
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 
 if TYPE_CHECKING:
+    from docsbot.service.changes import parse_since
     from docsbot.service.errors import Forbidden, Invalid, NotFound, ServiceError, Upstream
-    from docsbot.service.index import DocsIndex, parse_since
+    from docsbot.service.index import DocsIndex
     from docsbot.service.models import (
         CancelResult,
         ChangesResult,

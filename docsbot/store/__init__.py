@@ -5,6 +5,7 @@
   retry rule of every database step;
 - :mod:`~docsbot.store.schema`: migrations (``migrations/NNNN_name.sql``) for writers, a schema check for readers;
 - :mod:`~docsbot.store.versions`: libraries and versions, the per-version run lock, deletion;
+- :mod:`~docsbot.store.locks`: every advisory lock's key, scope and what it serializes;
 - :mod:`~docsbot.store.pages`: the crawl's writes (:class:`PageStore`) and the reads of a stored page;
 - :mod:`~docsbot.store.queue`: the embedding queue (chunks without a vector) and its workers' records;
 - :mod:`~docsbot.store.runs`: ``crawl_runs`` and the overview of every version;
@@ -71,6 +72,7 @@ from docsbot.store.versions import (
     bind_model,
     delete_version,
     find_version,
+    has_pages,
     list_versions,
     lock_version,
     running_version_ids,
@@ -106,6 +108,7 @@ __all__ = [
     "ensure_vector_indexes",
     "find_pages",
     "find_version",
+    "has_pages",
     "run_of_launch",
     "has_schema",
     "latest_run_id",

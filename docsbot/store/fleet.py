@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
+from docsbot.store.locks import CLAIM_LOCK
+
 if TYPE_CHECKING:
     import psycopg
 
@@ -140,7 +142,6 @@ def next_due_times(conn: psycopg.Connection, version_ids: list[int] | None = Non
 
 # A claimed version is not claimed again before its run ends or this passes.
 DEFAULT_LEASE = timedelta(hours=6)
-CLAIM_LOCK = 0x646F_6373_636C  # pg_advisory_xact_lock key of claims: one claim decides at a time (host budgets)
 # A host's budget, in concurrent requests (the libraries file's host_concurrency of any of its versions, the lowest;
 # else the default), and how many runs of it may hold a claim at once: the budget over each run's per-domain
 # concurrency (at most the budget), at least one.

@@ -20,8 +20,8 @@ from psycopg_pool import AsyncConnectionPool, PoolClosed
 
 from docsbot.store.connection import RetryPolicy, StoreUnavailable, gave_up
 from docsbot.store.fleet import record_run_end
-from docsbot.store.queue import STORED_VECTORS
-from docsbot.store.ranking import REFRESH_REPEATS, REFRESH_STATS, symbol_keys
+from docsbot.store.queue import STORED_VECTORS, waiting_chunks_async
+from docsbot.store.ranking import lexical_stats_statements, symbol_keys
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -451,14 +451,12 @@ class PageStore:
 
     async def refresh_lexical_stats(self, version_id: int, repeats: bool = False) -> None:
         """Recompute the version's BM25 collection statistics (see :func:`search`) and, with ``repeats`` (the run
-        stored or deleted pages), which of its pages repeat others (``page_repeats``). Retried."""
+        stored or deleted pages), which of its pages repeat others (``page_repeats``), in one transaction. A run
+        does this once, when its crawl is done (or in :meth:`finish_run` when it was not). Retried."""
 
         async def refresh() -> None:
             async with self._pool.connection() as conn, conn.transaction():
-                await conn.execute(REFRESH_STATS, {"version": version_id})
-                if repeats:
-                    for statement in REFRESH_REPEATS:
-                        await conn.execute(statement, {"version": version_id})
+                await _refresh_lexical_stats(conn, version_id, repeats)
 
         await self._retrying("refreshing the search statistics", refresh)
 
@@ -467,21 +465,24 @@ class PageStore:
 
         async def count() -> int:
             async with self._pool.connection() as conn:
-                cur = await conn.execute(
-                    "SELECT count(*) FROM documents WHERE embedding IS NULL AND page_id = ANY(ARRAY("
-                    "SELECT id FROM pages WHERE version_id = %s))",
-                    (version_id,),
-                )
-                return (await cur.fetchone())[0]
+                return await waiting_chunks_async(conn, [version_id])
 
         return await self._retrying("counting the chunks without a vector", count)
 
     async def finish_run(
-        self, run_id: int, stats: dict[str, Any], outcome: str, reason: str, keep_changes: float | None = None
+        self,
+        run_id: int,
+        stats: dict[str, Any],
+        outcome: str,
+        reason: str,
+        keep_changes: float | None = None,
+        *,
+        lexical_stats: bool = True,
     ) -> None:
-        """Close the run's record: its end, stats and outcome (:func:`docsbot.refresh.run_outcome`), refresh its
-        version's BM25 statistics, move its version's next due time on (:func:`docsbot.store.fleet.record_run_end`)
-        and, with ``keep_changes`` (seconds), delete its version's change log rows older
+        """Close the run's record: its end, stats and outcome (:func:`docsbot.refresh.run_outcome`), move its
+        version's next due time on (:func:`docsbot.store.fleet.record_run_end`), refresh its version's BM25
+        statistics unless ``lexical_stats`` is false (the run refreshed them when its crawl was done, and nothing
+        they count changed since) and, with ``keep_changes`` (seconds), delete its version's change log rows older
         than that; retried (a busy pool or a restarting server does not cost the run its record); raises
         :class:`StoreUnavailable`."""
 
@@ -493,7 +494,8 @@ class PageStore:
                     (Jsonb(stats), outcome, reason or None, run_id),
                 )
                 (version_id,) = await cur.fetchone()
-                await conn.execute(REFRESH_STATS, {"version": version_id})
+                if lexical_stats:
+                    await _refresh_lexical_stats(conn, version_id, repeats=False)
                 await record_run_end(conn, version_id, outcome in ("complete", "vectors_pending"), reason or None)
                 if keep_changes:
                     await conn.execute(
@@ -503,6 +505,11 @@ class PageStore:
                     )
 
         await self._retrying("recording the end of the run", finish)
+
+
+async def _refresh_lexical_stats(conn: psycopg.AsyncConnection, version_id: int, repeats: bool) -> None:
+    for statement, params in lexical_stats_statements(version_id, repeats):
+        await conn.execute(statement, params)
 
 
 # Idempotent (page_changes_once_idx): a transaction retried after its COMMIT was lost writes the change once.

@@ -15,6 +15,7 @@ __all__ = [
     "finish_worker",
     "register_worker",
     "stored_vectors",
+    "waiting_by_version",
     "waiting_chunks",
     "waiting_chunks_async",
     "write_vectors",
@@ -51,17 +52,29 @@ _WRITE = """
       AND d.id IN (SELECT id FROM documents WHERE embed_hash = ANY(%(hashes)s) AND embedding IS NULL
                    FOR UPDATE SKIP LOCKED)
 """
+# The queue's length: every count of chunks waiting for a vector reads this one statement (the search's own test of
+# a version's share, inside its statement in docsbot.store.ranking, excepted: see there). By each chunk's
+# version_id, as the claim reads them: what a worker counts is what it can claim.
 _WAITING = """
-    SELECT count(*) FROM documents d
+    SELECT d.version_id, count(*) FROM documents d
     JOIN versions v ON v.id = d.version_id
     WHERE d.embedding IS NULL AND (%(model)s::text IS NULL OR v.embedding_model = %(model)s)
       AND (%(versions)s::bigint[] IS NULL OR d.version_id = ANY(%(versions)s))
+    GROUP BY d.version_id
 """
+
+
+def waiting_by_version(
+    conn: psycopg.Connection, version_ids: list[int] | None = None, model: str | None = None
+) -> dict[int, int]:
+    """Chunks still without a vector, by version id, of ``version_ids`` (all versions: ``None``) and ``model``
+    (any: ``None``); a version with none waiting is absent."""
+    return dict(conn.execute(_WAITING, {"versions": version_ids, "model": model}).fetchall())
 
 
 def waiting_chunks(conn: psycopg.Connection, version_ids: list[int] | None = None, model: str | None = None) -> int:
     """Chunks still without a vector, of ``version_ids`` (all versions: ``None``) and ``model`` (any: ``None``)."""
-    return conn.execute(_WAITING, {"versions": version_ids, "model": model}).fetchone()[0]
+    return sum(waiting_by_version(conn, version_ids, model).values())
 
 
 async def waiting_chunks_async(
@@ -69,7 +82,7 @@ async def waiting_chunks_async(
 ) -> int:
     """:func:`waiting_chunks` on an asynchronous connection."""
     cur = await conn.execute(_WAITING, {"versions": version_ids, "model": model})
-    return (await cur.fetchone())[0]
+    return sum(count for _, count in await cur.fetchall())
 
 
 async def claim_waiting(

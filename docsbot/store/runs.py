@@ -28,7 +28,8 @@ __all__ = [
 
 def version_overview(conn: psycopg.Connection, runs: int = 3) -> list[dict[str, Any]]:
     """Per version, by library and version name (``docsbot status`` and the MCP server's ``list_libraries``):
-    ``id, library, version, root_url, embedding_model, pages, chunks, vectors`` (chunks with a vector),
+    ``id, library, version, root_url, embedding_model, pages, chunks, definitions, vectors`` (chunks and
+    definitions with a vector), ``waiting`` (those without one: the version's embedding queue),
     ``last_updated`` (latest ``pages.updated_at``), ``last_changed`` (latest ``pages.content_changed_at``: when
     text of it last changed), ``last_refreshed`` (the end of its last finished refresh), ``running`` (a run holds
     the version's lock now), ``refresh_interval, next_due_at, failures, last_error`` (its schedule, when a
@@ -71,6 +72,8 @@ def version_overview(conn: psycopg.Connection, runs: int = 3) -> list[dict[str, 
         ).fetchall()
     for v in versions:
         v["running"] = v["id"] in running
+        # the queue's length from the counts this statement makes anyway (docsbot.store.queue's would scan again)
+        v["waiting"] = v["chunks"] + v["definitions"] - v["vectors"]
         v["embedding"] = {"workers": v.pop("workers"), "rate": v.pop("rate")} if v["workers"] else None
         for run in v["runs"]:
             for key in ("started_at", "finished_at"):

@@ -13,8 +13,9 @@ import psycopg
 from pgvector.psycopg import register_vector
 
 from docsbot.store.connection import DatabaseError, one_line
+from docsbot.store.locks import MIGRATION_LOCK
 
-__all__ = ["MIGRATION_LOCK", "NoSchema", "SchemaBehind", "check_schema", "has_schema", "migrate"]
+__all__ = ["NoSchema", "SchemaBehind", "check_schema", "has_schema", "migrate"]
 
 logger = logging.getLogger(__name__)
 
@@ -22,9 +23,6 @@ MIGRATIONS_PACKAGE = "docsbot.store.migrations"
 
 
 _MIGRATION_NAME = re.compile(r"^(\d{4})_[\w-]+\.sql$")
-
-
-MIGRATION_LOCK = 4_242_001  # pg_advisory_xact_lock key: one process migrates at a time
 
 
 def _migrations() -> list[tuple[str, str]]:

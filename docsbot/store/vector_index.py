@@ -1,4 +1,4 @@
-"""One HNSW graph per version: the vector indexes a search reads (migration 0025, issue 36).
+"""One HNSW graph per version: the vector indexes a search reads (migration 0025).
 
 Each version whose model is bound (``versions.embedding_dim``) gets a partial index of its own::
 
@@ -29,12 +29,13 @@ import psycopg
 from psycopg import sql
 
 from docsbot.store.connection import connect, one_line
+from docsbot.store.locks import VECTOR_INDEX_LOCK
+from docsbot.store.queue import waiting_by_version
 
 __all__ = ["VectorIndex", "drop_version_indexes", "ensure_vector_indexes", "index_name", "vector_indexes"]
 
 logger = logging.getLogger(__name__)
 
-VECTOR_INDEX_LOCK = 4_242_003  # pg_try_advisory_lock key: one process builds indexes at a time
 BACKFILL_BATCH = 20_000  # chunks tagged with their version per transaction (one id range of the primary key)
 # HNSW build memory: the graph of one version (30,000 vectors of 384 dimensions: about 70 MB) must fit, or pgvector
 # builds it on disk, several times slower
@@ -184,15 +185,11 @@ def _ready(conn: psycopg.Connection, version_ids: set[int]) -> set[int]:
     about 0.4 ms a vector, and until then the version is searched by an exact scan (it is ranked by vector only
     once 90% of its chunks have theirs, ``vector_share``)."""
     rows = conn.execute(
-        """
-        SELECT v.id,
-               (SELECT count(*) FROM documents d WHERE d.version_id = v.id) AS chunks,
-               (SELECT count(*) FROM documents d WHERE d.version_id = v.id AND d.embedding IS NULL) AS waiting
-        FROM unnest(%s::bigint[]) AS v(id)
-        """,
+        "SELECT v.id, (SELECT count(*) FROM documents d WHERE d.version_id = v.id) FROM unnest(%s::bigint[]) AS v(id)",
         (sorted(version_ids),),
     ).fetchall()
-    return {v for v, chunks, waiting in rows if chunks > waiting and waiting <= READY_WAITING * chunks}
+    waiting = waiting_by_version(conn, sorted(version_ids))
+    return {v for v, chunks in rows if chunks > waiting.get(v, 0) and waiting.get(v, 0) <= READY_WAITING * chunks}
 
 
 def _build(conn: psycopg.Connection, todo: _Todo) -> None:

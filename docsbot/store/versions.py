@@ -11,6 +11,7 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from docsbot.store.connection import DatabaseError, connect
+from docsbot.store.locks import RUN_LOCK
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -18,19 +19,17 @@ if TYPE_CHECKING:
     import psycopg
 
 __all__ = [
-    "RUN_LOCK",
     "VersionRow",
     "bind_model",
     "delete_version",
     "find_version",
+    "has_pages",
     "list_versions",
     "lock_version",
     "running_version_ids",
     "upsert_version",
     "version_label",
 ]
-
-RUN_LOCK = 4_242_002  # pg_try_advisory_lock(key, version id): one run per version at a time
 
 
 def version_label(library: str, version: str) -> str:
@@ -68,6 +67,12 @@ def list_versions(conn: psycopg.Connection, library: str | None = None, version:
     with conn.cursor(row_factory=dict_row) as cur:
         rows = cur.execute(query, {"library": library, "version": version}).fetchall()
     return [VersionRow(**row) for row in rows]
+
+
+def has_pages(conn: psycopg.Connection, version_id: int) -> bool:
+    """Whether the version has a stored page: indexed, not only declared (a libraries file declares versions before
+    their first index)."""
+    return conn.execute("SELECT EXISTS (SELECT 1 FROM pages WHERE version_id = %s)", (version_id,)).fetchone()[0]
 
 
 def upsert_version(

@@ -1,0 +1,178 @@
+"""The run's setup, before anything is fetched: what :class:`~docsbot.extensions.run.IndexRun` does when the crawler
+builds it, synchronously.
+
+The embedding model's provisioning checked (files only, no load), the settings the run reads once, the database's
+migrations, the version's row (created by a full index, required by a refresh), the version's run lock, the
+embedding model bound to the version, the network guard and the rendering policy, the scope; then the run's
+:class:`~docsbot.extensions.context.IndexContext`. Any error here (:class:`~docsbot.errors.DocsbotError`) stops
+``scrapy crawl`` with exit code 1 before anything is written, and the run lock is not held.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from scrapy.utils.misc import load_object
+
+from docsbot import network, store
+from docsbot.arguments import SpiderArgumentError, parse_duration
+from docsbot.embedding.models import load_embedder
+from docsbot.extensions.context import IndexContext
+from docsbot.extensions.vectors import RunVectors, ensure_vector_indexes
+from docsbot.refresh import GONE_STATUSES, SKIP_STATUSES, parse_gone_statuses, parse_skip_statuses
+from docsbot.render import RenderPolicy, check_rendering
+from docsbot.urls import Scope
+
+if TYPE_CHECKING:
+    import psycopg
+    from scrapy.crawler import Crawler
+    from scrapy.settings import BaseSettings
+
+    from docsbot.arguments import CrawlArguments, CrawlSettings
+
+__all__ = ["RunSetup", "set_up"]
+
+logger = logging.getLogger("docsbot.extensions.run")  # every line of the run under the extension's name
+
+
+@dataclass
+class RunSetup:
+    """What the setup leaves the run: its ``context``, the database's ``dsn`` and the connection holding the
+    version's run ``lock`` (:func:`docsbot.store.lock_version`), which the run closes at its end."""
+
+    context: IndexContext
+    dsn: str
+    lock: psycopg.Connection
+
+
+def set_up(crawler: Crawler, args: CrawlArguments) -> RunSetup:
+    """Set the run up (see the module docstring). Raises :class:`~docsbot.errors.DocsbotError` (a model that is
+    not provisioned, a malformed setting, a database that cannot be reached or migrated, a version to refresh
+    that is not indexed or is being run, a model other than the version's, a network guard or a browser that
+    cannot work here); the run lock is then released."""
+    settings = crawler.settings
+    embedder = load_embedder(settings)  # raises EmbeddingModelError now if the model is not provisioned
+    check = getattr(embedder, "check", None)
+    if check is not None:
+        check()
+    try:
+        gone = parse_gone_statuses(settings.getlist("DOCSBOT_GONE_STATUSES", sorted(GONE_STATUSES)))
+        skip = parse_skip_statuses(settings.getlist("DOCSBOT_SKIP_STATUSES", sorted(SKIP_STATUSES)), gone)
+    except ValueError as exc:
+        raise SpiderArgumentError(str(exc)) from None
+    try:
+        changes_keep = parse_duration(settings.get("DOCSBOT_CHANGES_KEEP", "90d"))
+    except ValueError as exc:
+        raise SpiderArgumentError(f"DOCSBOT_CHANGES_KEEP: {exc}") from None
+    dsn = store.resolve_dsn(settings)
+    lock: psycopg.Connection | None = None
+    try:
+        with store.connect(dsn, retry=store.RetryPolicy.from_settings(settings)) as conn:
+            store.migrate(conn)
+            existing = store.find_version(conn, args.library, args.version)
+            if args.mode == "refresh":
+                if existing is None:
+                    known = ", ".join(store.version_label(v.library, v.name) for v in store.list_versions(conn))
+                    raise store.DatabaseError(
+                        f"nothing to refresh: library {args.library!r} version {args.version!r} is not indexed "
+                        f"(indexed: {known or 'none'}); index it first with -a url=ROOT_URL"
+                    )
+                crawl = args.resolve(existing.root_url, existing.settings)
+                guard_network(settings, crawl)
+                render = rendering_policy(settings, crawl.render)
+                lock = store.lock_version(dsn, existing)
+                version = existing
+            else:
+                crawl = args.resolve()
+                guard_network(settings, crawl)
+                render = rendering_policy(settings, crawl.render)
+                if existing is not None:
+                    lock = store.lock_version(dsn, existing)
+                version = store.upsert_version(conn, args.library, args.version, crawl.root_url, crawl.stored())
+                if existing is None:
+                    lock = store.lock_version(dsn, version)
+            store.bind_model(conn, version, embedder.name, lambda: embedder.dim)
+        # After the connection's transaction ended: a CREATE INDEX CONCURRENTLY waits for every older one
+        ensure_vector_indexes(dsn)
+        label = store.version_label(version.library, version.name)
+        context = IndexContext(
+            version=version,
+            args=args,
+            crawl=crawl,
+            store=store.PageStore.from_settings(dsn, settings),
+            embedder=embedder,
+            scope=Scope.from_root(crawl.root_url),
+            render=render,
+            render_wait_until=settings.get("DOCSBOT_RENDER_WAIT_UNTIL"),
+            label=label,
+            gone_statuses=gone,
+            skip_statuses=skip,
+            changes_keep=changes_keep,
+        )
+        if settings.getint("DOCSBOT_CRAWL_EMBED_WORKERS", 1) > 0:
+            context.vectors = RunVectors(dsn, embedder, settings, version, label)
+    except BaseException:
+        if lock is not None:
+            lock.close()
+        raise
+    logger.info(
+        "%s of %s from %s (scope %s%s, max_depth=%s, max_pages=%s, prune=%s, render=%s%s)",
+        args.mode,
+        context.label,
+        crawl.root_url,
+        context.scope.netloc,
+        context.scope.path_prefix,
+        crawl.max_depth,
+        crawl.max_pages,
+        crawl.prune,
+        crawl.render if render.all_pages or not render.enabled else "DOCSBOT_RENDER_URLS",
+        ", network=public" if crawl.network == "public" else "",
+    )
+    assert lock is not None
+    return RunSetup(context, dsn, lock)
+
+
+def guard_network(settings: BaseSettings, crawl: CrawlSettings) -> None:
+    """``-a network=public`` (a crawl started from the network): this process connects only to public addresses
+    and ``DOCSBOT_ALLOWED_NETWORKS`` (:mod:`docsbot.network`), enforced by :class:`docsbot.resolver.
+    GuardedResolver`, which must be the process's resolver; nothing is rendered (a browser resolves and
+    connects on its own). Raises :class:`SpiderArgumentError` when the guard cannot hold."""
+    if crawl.network != "public":
+        network.restrict(None)
+        return
+    from docsbot.resolver import GuardedResolver
+
+    try:
+        policy = network.NetworkPolicy.public(settings.get("DOCSBOT_ALLOWED_NETWORKS"))
+    except ValueError as exc:
+        raise SpiderArgumentError(str(exc)) from None
+    resolver = load_object(settings.get("TWISTED_DNS_RESOLVER"))
+    if not (isinstance(resolver, type) and issubclass(resolver, GuardedResolver)):
+        raise SpiderArgumentError(
+            f"-a network=public needs TWISTED_DNS_RESOLVER = docsbot.resolver.GuardedResolver (it is "
+            f"{settings.get('TWISTED_DNS_RESOLVER')}): only that resolver keeps the crawl off private addresses"
+        )
+    try:
+        render = RenderPolicy.from_settings(crawl.render, settings.get("DOCSBOT_RENDER_URLS"))
+    except ValueError as exc:
+        raise SpiderArgumentError(str(exc)) from None
+    if render.enabled:
+        raise SpiderArgumentError(
+            "-a network=public renders nothing (a browser resolves and connects on its own): drop -a render=js "
+            "and DOCSBOT_RENDER_URLS for this crawl"
+        )
+    network.restrict(policy)
+
+
+def rendering_policy(settings: BaseSettings, mode: str) -> RenderPolicy:
+    """Which pages go through the browser (docsbot.core.handler.DownloadHandler hands them to scrapy-playwright's
+    handler); with any, whether that can work here is checked now, before anything is fetched."""
+    try:
+        policy = RenderPolicy.from_settings(mode, settings.get("DOCSBOT_RENDER_URLS"))
+    except ValueError as exc:
+        raise SpiderArgumentError(str(exc)) from None
+    if policy.enabled:
+        check_rendering(settings)
+    return policy
