@@ -35,7 +35,8 @@ LAYERS = (
         "docsbot.fleet.dependencies",
         independent=True,
     ),  # a page's changes; a fleet's files and registries
-    grimp.Layer("docsbot.fleet.roots", "docsbot.fleet.probe", independent=True),  # a registry's metadata; its hosts
+    # a registry's metadata; its hosts; an npm tarball's README
+    grimp.Layer("docsbot.fleet.roots", "docsbot.fleet.probe", "docsbot.fleet.tarball", independent=True),
     "docsbot.arguments",
     grimp.Layer(
         "docsbot.refresh",

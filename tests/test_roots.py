@@ -42,8 +42,8 @@ RECORDED = [
     ("pypi", "openai", "https://github.com/openai/openai-python", "its README is the documentation"),
     ("pypi", "certifi", "https://github.com/certifi/python-certifi", "its README is the documentation"),
     ("npm", "chalk", "https://github.com/chalk/chalk#readme", "its README is the documentation"),
-    ("npm", "@angular/core", "https://github.com/angular/angular/tree/HEAD/packages/core", "npm's repository"),
-    ("npm", "react", "https://react.dev/", "npm's homepage"),
+    ("npm", "@angular/core", "https://angular.dev/overview", "README: 'Angular documentation'"),
+    ("npm", "react", "https://react.dev/", "npm's README: 'See https://react.dev/'"),
 ]  # fmt: skip
 
 

@@ -1,6 +1,7 @@
 """Fleets: many library versions kept fresh. The libraries file (:mod:`~docsbot.fleet.libraries`), a package's
 documentation root from its registry (:mod:`~docsbot.fleet.registry`: the rules that read the metadata in
-:mod:`~docsbot.fleet.roots`, the documentation host's probes in :mod:`~docsbot.fleet.probe`), a project's
+:mod:`~docsbot.fleet.roots`, the documentation host's probes in :mod:`~docsbot.fleet.probe`, an npm README read
+from its tarball in :mod:`~docsbot.fleet.tarball`), a project's
 dependency files (:mod:`~docsbot.fleet.dependencies`), and ``docsbot sync`` with its scheduler
 (:mod:`~docsbot.fleet.scheduler`: due versions claimed in PostgreSQL, run locally or on Scrapyd nodes).
 """

@@ -4,8 +4,9 @@ the documentation host by :mod:`docsbot.fleet.probe` when it can be reached.
 
 - **PyPI** (``GET {DOCSBOT_PYPI_URL}/NAME/json``, https://docs.pypi.org/api/json/): every ``project_urls`` label,
   ``home_page``, ``docs_url`` and the README (``info.description``).
-- **npm** (``GET {DOCSBOT_NPM_URL}/NAME``): the release's ``homepage``, ``repository`` (a monorepo's package
-  directory included) and ``bugs``, and the README (``readme``) when the registry sends it.
+- **npm** (``GET {DOCSBOT_NPM_URL}/NAME``): the newest release's ``homepage``, ``repository`` (a monorepo's package
+  directory included) and ``bugs``, and the README (``readme``); a registry that sends none (a mirror or a proxy)
+  has it read from the tarball of the release being resolved (:mod:`docsbot.fleet.tarball`).
 - **crates.io** (``GET {DOCSBOT_CRATES_URL}/NAME``): ``crate.documentation``, else docs.rs, which keeps every
   release's docs at ``https://docs.rs/NAME/VERSION/``.
 - **The host** (:class:`~docsbot.fleet.probe.Prober`): the pinned version's tree (Read the Docs' ``/en/2.31.0/``,
@@ -45,6 +46,7 @@ from docsbot.fleet.roots import (
     version_tree,
     versioned_roots,
 )
+from docsbot.fleet.tarball import TarballError, tarball_readme
 from docsbot.network import NetworkPolicy
 
 if TYPE_CHECKING:
@@ -201,16 +203,25 @@ def resolve(
     except (json.JSONDecodeError, ValueError):
         raise RegistryError(f"{name}: {where} answers something that is not JSON") from None
     evidence: list[Link] = []
+    policy = NetworkPolicy.public(settings.get("DOCSBOT_ALLOWED_NETWORKS"))
+    readme_note = None
     if ecosystem == "pypi":
         releases = list((meta.get("releases") or {}).keys()) or [meta.get("info", {}).get("version", "")]
         candidates, evidence = pypi_candidates(meta)
         canonical = re.sub(r"[-_.]+", "-", (meta.get("info") or {}).get("name") or name).lower()
     elif ecosystem == "npm":
-        releases = list((meta.get("versions") or {}).keys())
-        latest = (meta.get("dist-tags") or {}).get("latest")
-        release = (meta.get("versions") or {}).get(latest) or {}
-        fields = ("homepage", "repository", "bugs", "readme")
-        candidates, evidence = npm_candidates({k: release.get(k) or meta.get(k) for k in fields})
+        versions = meta.get("versions") or {}
+        releases = list(versions.keys())
+        release = versions.get((meta.get("dist-tags") or {}).get("latest")) or {}
+        fields = {k: release.get(k) or meta.get(k) for k in ("homepage", "repository", "bugs", "readme")}
+        if (
+            not isinstance(fields["readme"], str)
+            or not fields["readme"].strip()
+            or fields["readme"].startswith("ERROR: No README")
+        ):  # the README of the release being resolved, from its tarball
+            pinned = versions.get(_newest(releases, spec)) if spec else None
+            fields["readme"], readme_note = _tarball_readme(pinned or release, base, client, policy)
+        candidates, evidence = npm_candidates(fields)
         canonical = meta.get("name") or name
     else:
         crate = meta.get("crate") or {}
@@ -229,7 +240,6 @@ def resolve(
     package_version = _newest(releases, spec)
     if spec and package_version is None:
         raise RegistryError(f"{name}: no release matches {spec!r} on {ecosystem}")
-    policy = NetworkPolicy.public(settings.get("DOCSBOT_ALLOWED_NETWORKS"))
     prober = Prober(probe or http_fetch(client, lambda u: _refusal(u, policy)))
     if url:
         choice = Choice(url if urlsplit(url).path else url + "/", "given", [f"{url}: given (--url)"])
@@ -237,6 +247,10 @@ def resolve(
             raise RegistryError(f"{name}: {reason}: docsbot does not crawl it (DOCSBOT_ALLOWED_NETWORKS allows more)")
     else:
         choice = _choose(name, ecosystem, where, candidates, evidence, policy, prober)
+        if readme_note and (readme_note.startswith("the registry sends no README") or (
+            choice.source is not None and choice.source.where.startswith("README")
+        )):  # fmt: skip
+            choice.notes.insert(1, readme_note)
     result = Resolution(canonical, ecosystem, "latest", choice.url, package_version, choice.notes, choice.max_depth)
     if choice.kind == "repository":
         return result
@@ -245,6 +259,30 @@ def resolve(
     except HostUnreachable as exc:
         _unverified(result, spec, evidence, str(exc))
     return result
+
+
+def _tarball_readme(
+    release: dict[str, Any], registry: str, client: httpx.Client, policy: NetworkPolicy
+) -> tuple[str | None, str]:
+    """``(README, note)`` of an npm release whose document has none (a registry's mirror or proxy may leave it
+    out): read from the release's tarball (``dist.tarball``, its hash checked against ``dist.integrity``; see
+    :mod:`docsbot.fleet.tarball`), ``None`` and why when it cannot be. A tarball off the registry's host, and
+    every redirect off it, is held to ``policy``."""
+    dist = release.get("dist") or {}
+    url = dist.get("tarball")
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+        return None, "the registry sends no README and names no tarball to read it from"
+    own = urlsplit(registry).netloc
+
+    def refusal(hop: str) -> str | None:
+        return None if urlsplit(hop).netloc == own else _refusal(hop, policy)
+
+    try:
+        found = tarball_readme(client, url, dist.get("integrity"), dist.get("shasum"), refusal=refusal)
+    except TarballError as exc:
+        return None, f"the registry sends no README, and none could be read from the tarball: {exc}"
+    checked = "its hash checked against the registry's" if found.verified else "not checked: over the cap"
+    return found.text, f"README read from the tarball, {found.member} of {url} ({checked})"
 
 
 def _choose(

@@ -529,14 +529,21 @@ def find_root(
         note = f"{best.url}: from {registry} {best.where}; a repository's page: its README is the documentation"
         return Choice(best.url, "repository", [note + " (max_depth 0: that page alone)"], max_depth=0, source=best)
     choice = Choice(best.url, best.kind, [f"{best.url}: from {registry} {best.where}"], source=best)
-    tree = version_tree(best.url)
+    if best.url.startswith("http://") and any(
+        urlsplit(u).scheme == "https" and _host(u) == _host(best.url) for u in [c.url for c in usable] + [
+            link.url for link in evidence]
+    ):  # fmt: skip
+        choice.url = "https://" + best.url.removeprefix("http://")
+        choice.notes.append(f"{choice.url}: the metadata names its host over https too")
+    named = choice.url
+    tree = version_tree(named)
     if tree is not None:  # rule 2: one part of a version tree stands for the tree
-        if tree != best.url:
-            choice.notes.append(f"{tree}: the version tree {best.url} is in")
+        if tree != named:
+            choice.notes.append(f"{tree}: the version tree {named} is in")
         choice.url = tree
-    elif (directory := as_directory(best.url, name)) != best.url:  # rule 5
-        if urlsplit(best.url).path not in ("", "/"):
-            choice.notes.append(f"{directory}: {best.url} names a directory (the crawl's scope is its directory)")
+    elif (directory := as_directory(named, name)) != named:  # rule 5
+        if urlsplit(named).path not in ("", "/"):
+            choice.notes.append(f"{directory}: {named} names a directory (the crawl's scope is its directory)")
         choice.url = directory
     above = [  # rule 3: a directory above it that the metadata names as the documentation, not one of versions
         (c, d) for c in usable
