@@ -5,9 +5,10 @@ host, when it can be reached).
 Every URL the metadata names is read: PyPI's ``project_urls`` under any label, ``home_page``, ``docs_url``; npm's
 ``homepage``, ``repository`` (with its monorepo ``directory``) and ``bugs``; and the links of the README served
 with it (PyPI's ``info.description``, npm's ``readme``: Markdown, reStructuredText or HTML), with their text,
-line and section heading. Each is a **candidate** (``docs``: a documentation label or a README line that names
-the documentation; ``home``: a home page; ``repository``) or **evidence** (any other URL: a changelog or an
-install page shows how its host lays out its trees). The rules, in order:
+line and section heading (:mod:`docsbot.fleet.readme` reads them). Each is a **candidate** (``docs``: a
+documentation label or a README line that names the documentation; ``home``: a home page; ``repository``) or
+**evidence** (any other URL: a changelog or an install page shows how its host lays out its trees). The rules, in
+order:
 
 1. The best candidate: a documentation label, then what the README's head (its first 60 lines, or a section about
    documentation) names as the documentation ("Documentation: …", "[Docs](…)", "documentation is available at
@@ -40,6 +41,18 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
+from docsbot.fleet.readme import (
+    HTML_A,
+    REPOSITORY_HOSTS,
+    Link,
+    clean_url,
+    is_repository,
+    link_text,
+    readme_links,
+    readme_strength,
+)
+from docsbot.fleet.readme import host as _host
+
 __all__ = [
     "REPOSITORY_HOSTS",
     "Candidate",
@@ -57,9 +70,6 @@ __all__ = [
     "versioned_roots",
 ]
 
-# A repository's page: its README is the documentation; the crawl takes that page alone (max_depth 0), not the
-# repository's thousands of code, issue and commit pages.
-REPOSITORY_HOSTS = ("github.com", "gitlab.com", "bitbucket.org", "codeberg.org")
 # Never a documentation root: the registries' own pages, URL shorteners (a root that redirects to another host
 # leaves the crawl's scope), and PyPI's retired documentation host.
 _REDIRECTORS = ("aka.ms", "bit.ly", "goo.gl", "t.co", "tinyurl.com", "git.io", "go.microsoft.com")
@@ -88,40 +98,9 @@ _DOCS_WORDS = re.compile(
     r"\b(?:docs?|documentation|readthedocs|rtd|manual|handbook|user\s*guide|guide|reference|api\s+reference|tutorial)\b",
     re.I,
 )
-_README_DOCS = re.compile(r"\b(?:docs?|documentation|readthedocs|manual|handbook|user\s*guide|api\s+reference)\b", re.I)
 _CHANGELOG = re.compile(r"\b(?:change\s*log|changes|release\s*notes?|history|news|what'?s\s*new|releases)\b", re.I)
 _HOME = re.compile(r"\b(?:home\s*page|homepage|home|website|web\s*site|site)\b", re.I)
 _SOURCE = re.compile(r"\b(?:source(?:\s*code)?|code|repository|repo|github|gitlab|git)\b", re.I)
-# Documentation that is not the package's own, or one page of it: the service's, a contributor's.
-_NOT_PACKAGE_DOCS = re.compile(
-    r"\b(?:product|service|rest\s+api|contribut\w*|developer\s+guide\s+for\s+contributors|style\s+guide|code\s+of"
-    r"\s+conduct|security|governance|install\w*|migrat\w*|changelog|release\s+notes?|troubleshoot\w*|faq)\b",
-    re.I,
-)
-# "Documentation: URL", "documentation is available at URL", "full documentation at URL", "Read the docs"
-_STRONG_LINE = re.compile(
-    r"(?:^|[\s*_|>-])(?:docs?|documentation)\s*(?:\([^)]*\))?\s*[*_]*\s*:"
-    r"|\b(?:docs?|documentation|user\s*guide)\b[^.\n]{0,40}?\b(?:is|are)\s+(?:available\s+)?(?:at|on|in|here)\b"
-    r"|\b(?:full|complete|online|comprehensive|project)\s+(?:documentation|docs)\b"
-    r"|\bread\s+the\s+(?:docs|documentation|user\s*guide)\b"
-    r"|\bdocumentation\s+(?:at|on)\b",
-    re.I,
-)
-
-
-@dataclass(frozen=True)
-class Link:
-    """A URL the metadata names: ``url``, its ``text`` (a label, a link's text or an image's alt text), the README
-    ``line`` it sits on and the ``heading`` of its section (``""`` for a label), ``where`` it came from (for the
-    notes), and whether it is ``prominent``: a README's pointer to its documentation sits in its head or in a
-    section about documentation, while a link deep in a long README points at one topic."""
-
-    url: str
-    text: str = ""
-    line: str = ""
-    heading: str = ""
-    where: str = ""
-    prominent: bool = True  # in the README's head (its first 60 lines) or under a heading about documentation
 
 
 @dataclass(frozen=True)
@@ -155,34 +134,12 @@ class Choice:
 # --------------------------------------------------------------------------------------------- URLs
 
 
-def _host(url: str) -> str:
-    return (urlsplit(url).hostname or "").lower()
-
-
 def _usable(url: str) -> bool:
     """An http(s) URL that may be a documentation root (not a registry page, a shortener, an image)."""
     if not url.startswith(("http://", "https://")) or _IMAGE.search(url):
         return False
     host = _host(url)
     return bool(host) and not any(host == h or host.endswith("." + h) for h in _NOT_ROOTS)
-
-
-def is_repository(url: str) -> bool:
-    """Whether ``url`` is a page of a code host's repository (GitHub, GitLab, Bitbucket, Codeberg)."""
-    host = _host(url)
-    return host.removeprefix("www.") in REPOSITORY_HOSTS
-
-
-def _clean(url: str) -> str:
-    """``url`` without the punctuation a sentence leaves on it (``https://six.readthedocs.io/.``) and without its
-    fragment, but a repository's ``#readme``."""
-    url = url.strip().rstrip(".,;:!?'\"`*")
-    while url.endswith(")") and url.count(")") > url.count("("):
-        url = url[:-1]
-    parts = urlsplit(url)
-    if parts.fragment and not (is_repository(url) and parts.fragment == "readme"):
-        url = urlunsplit(parts._replace(fragment=""))
-    return url
 
 
 def _segments(path: str) -> list[str]:
@@ -301,108 +258,6 @@ def _shape(segment: str) -> str:
     return re.sub(r"\d+", "N", segment.lower())
 
 
-# --------------------------------------------------------------------------------------------- READMEs
-
-_MD_LINK = re.compile(r"\[((?:[^\[\]]|\[[^\]]*\])*)\]\(\s*<?(https?://[^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
-_MD_REF = re.compile(r"^\s{0,3}\[([^\]]+)\]:\s*<?(https?://\S+?)>?(?:\s+\"[^\"]*\")?\s*$")
-_RST_INLINE = re.compile(r"`([^`<]*?)\s*<(https?://[^>]+)>`__?")
-_RST_TARGET = re.compile(r"^\s*\.\.\s+_`?([^:`]+)`?:\s*(https?://\S+)")
-_RST_IMAGE_TARGET = re.compile(r"^\s*:target:\s*(https?://\S+)")
-_HTML_A = re.compile(r"<a\s[^>]*?href=[\"']((?:https?://|/)[^\"']*)[\"'][^>]*>(.*?)</a>", re.I | re.S)
-_ALT = re.compile(r"""alt=["']([^"']*)["']""", re.I)
-_BARE = re.compile(r"<?(https?://[^\s<>\"'`\]\[)(]+(?:\([^\s)]*\)[^\s<>\"'`\]\[)(]*)?)>?")
-_HEAD_LINES = 60
-_PROMINENT_HEADING = re.compile(r"\b(?:docs?|documentation|links|resources|learn\s+more|more\s+information)\b", re.I)
-_HEADING_MD = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
-_RST_UNDERLINE = re.compile(r"^([=\-~^\"'`#*+])\1{2,}\s*$")
-
-
-def _text(markup: str) -> str:
-    """A link's visible text: tags dropped, an image's alt text kept, Markdown emphasis and images unwrapped."""
-    alts = " ".join(_ALT.findall(markup))
-    markup = re.sub(r"!\[([^\]]*)\]\([^)]*\)", r"\1", markup)
-    markup = re.sub(r"<[^>]+>", " ", markup)
-    return " ".join(f"{markup} {alts}".replace("*", " ").replace("_", " ").split())
-
-
-def readme_links(readme: str, where: str = "README") -> list[Link]:
-    """The links of a README (Markdown, reStructuredText or HTML, or a mix, as PyPI's descriptions are), in the
-    order they appear: inline and reference links with their text, HTML anchors with their text or image alt,
-    reStructuredText references and badge targets, and bare URLs; each with its line and section heading.
-    Images themselves (``![](…)``, ``.. image::``, ``<img src>``) are not links."""
-    links: list[Link] = []
-    lines = readme.splitlines()
-    heading = ""
-    image_alt = ""
-    for i, raw in enumerate(lines):
-        line = raw.strip()
-        if m := _HEADING_MD.match(raw):
-            heading = m.group(1)
-        elif i + 1 < len(lines) and line and _RST_UNDERLINE.match(lines[i + 1]) and not _RST_UNDERLINE.match(raw):
-            heading = line
-        found: list[tuple[str, str]] = []
-        spans: list[tuple[int, int]] = []
-        if line.startswith(".. image::") or line.startswith(".. |"):
-            image_alt = line
-            continue
-        if image_alt and line.startswith(":alt:"):
-            image_alt += " " + line
-        if m := _RST_IMAGE_TARGET.match(raw):
-            found.append((m.group(1), _text(image_alt)))
-            spans.append(m.span())
-        elif (m := _RST_TARGET.match(raw)) or (m := _MD_REF.match(raw)):
-            found.append((m.group(2), m.group(1)))
-            spans.append(m.span())
-        else:
-            if not raw.startswith((" ", "\t")) or not line.startswith(":"):
-                image_alt = ""
-            for pattern, url_group, text_group in ((_MD_LINK, 2, 1), (_RST_INLINE, 2, 1), (_HTML_A, 1, 2)):
-                for m in pattern.finditer(raw):
-                    if any(a <= m.start() < b for a, b in spans):
-                        continue
-                    found.append((m.group(url_group), _text(m.group(text_group))))
-                    spans.append(m.span())
-            for m in _BARE.finditer(raw):
-                if any(a <= m.start() < b for a, b in spans):
-                    continue
-                before = raw[max(0, m.start() - 12) : m.start()].lower()
-                if "src=" in before or "image::" in before or raw[max(0, m.start() - 2) : m.start()] == "](":
-                    continue
-                found.append((m.group(1), ""))
-        prominent = i < _HEAD_LINES or bool(_PROMINENT_HEADING.search(heading))
-        for url, text in found:
-            url = _clean(url)
-            if url.startswith(("http://", "https://")):
-                links.append(Link(url, text, line, heading, where, prominent))
-    return links
-
-
-def _readme_strength(link: Link) -> int:
-    """2: the README says this is the documentation ("Documentation: URL", "[Documentation](URL)", "documentation
-    is available at URL", a docs badge); 1: its text or section speaks of documentation; 0: neither, or it is
-    documentation of something else (the service's, its REST API's, contributing, installing: in the link's text
-    or the words before it on its line)."""
-    text = link.text.strip()
-    before = link.line.split(link.url)[0] if link.url in link.line else ("" if text else link.line)
-    if text and "](" in before:  # a Markdown line of several links: the words before this one
-        before = before[before.rfind(")") + 1 :]
-    page = urlsplit(link.url).path.rsplit("/", 2)
-    if (
-        _NOT_PACKAGE_DOCS.search(text)
-        or _NOT_PACKAGE_DOCS.search(before[-80:])
-        or _NOT_PACKAGE_DOCS.search(" ".join(page[-2:]).replace("-", " ").replace("_", " "))
-    ):
-        return 0
-    words = re.findall(r"[a-z]+", text.lower())
-    if text and _README_DOCS.search(text) and len(words) <= 6:
-        return 2
-    if _STRONG_LINE.search(text or link.line) or (text and _STRONG_LINE.search(before[-80:] + " " + text)):
-        return 2
-    if _README_DOCS.search(text or link.line) or _README_DOCS.search(link.heading):
-        return 1
-    return 0
-
-
 # --------------------------------------------------------------------------------------------- candidates
 
 
@@ -428,7 +283,7 @@ def pypi_candidates(meta: dict[str, Any]) -> tuple[list[Candidate], list[Link]]:
     for label, url in (info.get("project_urls") or {}).items():
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
             continue
-        url = _clean(url)
+        url = clean_url(url)
         where = f"project_urls {label.strip()!r}"
         evidence.append(Link(url, label, where=where))
         kind = _label_kind(label)
@@ -437,12 +292,12 @@ def pypi_candidates(meta: dict[str, Any]) -> tuple[list[Candidate], list[Link]]:
         if kind is not None:
             candidates.append(Candidate(url, kind, {"docs": 100, "home": 40, "repository": 10}[kind], where))
     if isinstance(info.get("home_page"), str) and info["home_page"].startswith(("http://", "https://")):
-        url = _clean(info["home_page"])
+        url = clean_url(info["home_page"])
         kind = "repository" if is_repository(url) else "home"
         candidates.append(Candidate(url, kind, 40 if kind == "home" else 10, "home_page"))
         evidence.append(Link(url, "home_page", where="home_page"))
     if isinstance(info.get("docs_url"), str) and info["docs_url"].startswith(("http://", "https://")):
-        candidates.append(Candidate(_clean(info["docs_url"]), "docs", 30, "docs_url"))
+        candidates.append(Candidate(clean_url(info["docs_url"]), "docs", 30, "docs_url"))
     readme = info.get("description")
     if isinstance(readme, str) and readme.strip():
         _add_readme(readme, candidates, evidence)
@@ -483,7 +338,7 @@ def npm_candidates(meta: dict[str, Any]) -> tuple[list[Candidate], list[Link]]:
         repository = f"https://github.com/{tracker.group(1)}#readme"
     homepage = meta.get("homepage")
     if isinstance(homepage, str) and homepage.startswith(("http://", "https://")):
-        url = _clean(homepage)
+        url = clean_url(homepage)
         kind = "repository" if is_repository(url) else "home"
         candidates.append(Candidate(url, kind, 40 if kind == "home" else 10, "homepage"))
         evidence.append(Link(url, "homepage", where="homepage"))
@@ -500,7 +355,7 @@ def _add_readme(readme: str, candidates: list[Candidate], evidence: list[Link]) 
     section about documentation (90 when it says so, 60 when only its text or section speaks of docs)."""
     for link in readme_links(readme):
         evidence.append(link)
-        strength = _readme_strength(link) if link.prominent else 0
+        strength = readme_strength(link) if link.prominent else 0
         if strength and not is_repository(link.url):
             said = (link.text or link.line)[:100]
             candidates.append(Candidate(link.url, "docs", 90 if strength == 2 else 60, f"README: {said!r}"))
@@ -593,8 +448,8 @@ def docs_link(home: str, html: bytes | str) -> str | None:
     if isinstance(html, bytes):
         html = html.decode("utf-8", "replace")
     domain = ".".join(_host(home).split(".")[-2:])
-    for m in _HTML_A.finditer(html):
-        url, text = _clean(urljoin(home, m.group(1).strip())), _text(m.group(2))
+    for m in HTML_A.finditer(html):
+        url, text = clean_url(urljoin(home, m.group(1).strip())), link_text(m.group(2))
         host = _host(url)
         ours = host == domain or host.endswith("." + domain)
         if _DOCS_NAV.match(text) and ours and _usable(url) and not _same_directory(url, home):
