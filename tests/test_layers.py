@@ -37,6 +37,7 @@ LAYERS = (
     ),  # a page's changes; a fleet's files and registries
     # a registry's metadata; its hosts; an npm tarball's README
     grimp.Layer("docsbot.fleet.roots", "docsbot.fleet.probe", "docsbot.fleet.tarball", independent=True),
+    "docsbot.fleet.layout",  # how documentation hosts lay out their URLs
     "docsbot.fleet.readme",  # a README's links and what they say
     "docsbot.arguments",
     grimp.Layer(

@@ -15,6 +15,7 @@ import pytest
 
 from docsbot.config import ProjectSettings
 from docsbot.fleet.probe import Answer, HostUnreachable, Prober
+from docsbot.fleet.readme import readme_strength
 from docsbot.fleet.registry import RegistryError, no_probes, resolve, toml_entry
 from docsbot.fleet.roots import as_directory, docs_link, readme_links, version_tree
 from tests.conftest import ROOT
@@ -37,13 +38,25 @@ RECORDED = [
     ("pypi", "google-cloud-storage", "https://cloud.google.com/python/docs/reference/storage/latest/",
      "Client Library Documentation"),
     ("pypi", "starlette", "https://starlette.dev/", "https://starlette.dev/: from pypi's project_urls 'Documentation'"),
-    ("pypi", "transformers", "https://huggingface.co/docs/transformers/index", "README: 'Documentation'"),
+    ("pypi", "transformers", "https://huggingface.co/docs/transformers/", "the documentation's directory, of which"),
     ("pypi", "pyyaml", "https://pyyaml.org/wiki/PyYAMLDocumentation", "project_urls 'Documentation'"),
     ("pypi", "openai", "https://github.com/openai/openai-python", "its README is the documentation"),
     ("pypi", "certifi", "https://github.com/certifi/python-certifi", "its README is the documentation"),
     ("npm", "chalk", "https://github.com/chalk/chalk#readme", "its README is the documentation"),
-    ("npm", "@angular/core", "https://angular.dev/overview", "README: 'Angular documentation'"),
+    ("npm", "@angular/core", "https://angular.dev/", "the project's own site, of which https://angular.dev/overview"),
     ("npm", "react", "https://react.dev/", "npm's README: 'See https://react.dev/'"),
+    # npm's READMEs, read from the tarballs (the registry these were recorded from sends none)
+    ("npm", "webpack", "https://webpack.js.org/", "the project's own site (its host names webpack)"),
+    ("npm", "tslib", "https://github.com/Microsoft/tslib#readme", "another project's site, ranked below"),
+    ("npm", "typescript", "https://www.typescriptlang.org/docs/", "of which https://www.typescriptlang.org/docs/hand"),
+    ("npm", "rollup", "https://rollupjs.org/", "the project's own site, of which https://rollupjs.org/introduction/"),
+    ("npm", "socket.io", "https://socket.io/docs/v4/", "the tree of 4.8.4, named as the host names https://socket.io/do"),
+    ("npm", "prettier", "https://prettier.io/docs/", "the documentation under the home https://prettier.io/"),
+    ("npm", "dayjs", "https://day.js.org/docs/en/", "shows it: https://day.js.org/docs/en/installation/installation"),
+    ("npm", "express", "https://expressjs.com/en/", "shows it: https://expressjs.com/en/guide/migrating-5"),
+    ("npm", "graphql", "https://graphql.org/graphql-js/", "complete documentation at https://graphql.org/ and https"),
+    ("npm", "redux", "https://redux.js.org/", "The Redux core docs are located at"),
+    ("npm", "preact", "https://preactjs.com/", "npm's homepage"),  # not the Babel page an example's comment links
 ]  # fmt: skip
 
 
@@ -165,6 +178,42 @@ See `the manual <https://demo.dev/manual/>`_ and the reference_.
     }
 
 
+def test_a_readme_is_read_for_its_words_not_its_code_or_urls():
+    """A URL in a code block is an example's; the letters of a URL (``…/docs/…``) are not words about a link; a URL
+    that continues the sentence of the line before it is read with that sentence."""
+    readme = """# Demo
+```js
+// See https://other.dev/docs/en/plugin for the JSX transform
+```
+Sponsored by https://sponsor.example/docs/hosting
+The full documentation is at https://demo.dev/ and
+https://demo.dev/demo-js/.
+"""
+    links = {link.url: link for link in readme_links(readme)}
+    assert "https://other.dev/docs/en/plugin" not in links
+    assert readme_strength(links["https://sponsor.example/docs/hosting"]) == 0  # no word of its line says docs
+    assert readme_strength(links["https://demo.dev/"]) == 2
+    assert readme_strength(links["https://demo.dev/demo-js/"]) == 2  # "full documentation at … and" + this URL
+
+
+def test_a_site_named_like_the_package_is_its_own():
+    """A host named as the package is (a label, affixes aside: threejs.org, typescriptlang.org) is its project's own
+    site; one that names a company as the package does (platform.openai.com), or another project (tslib's home,
+    typescriptlang.org), is not."""
+    from docsbot.fleet.layout import names_package
+
+    for url, name in (("https://webpack.js.org/", "webpack"), ("https://day.js.org/", "dayjs"),
+                      ("https://www.typescriptlang.org/", "typescript"), ("https://angular.dev/", "@angular/core"),
+                      ("https://socket.io/", "socket.io"), ("https://esbuild.github.io/", "esbuild")):  # fmt: skip
+        assert names_package(url, name, path=False, strict=True), url
+    for url, name in (("https://platform.openai.com/", "openai"), ("https://www.typescriptlang.org/", "tslib"),
+                      ("https://fetch.spec.whatwg.org/", "node-fetch"), ("https://dotenvx.com/", "dotenv"),
+                      ("https://redux-toolkit.js.org/", "redux")):  # fmt: skip
+        assert not names_package(url, name, path=False, strict=True), url
+    assert names_package("https://www.tornadoweb.org/", "tornado", path=False)  # a home page's host, leniently
+    assert names_package("https://github.com/microsoft/tslib", "tslib")  # a repository's path
+
+
 def test_a_root_is_a_directory_a_page_or_a_tree():
     assert as_directory("https://arrow.apache.org/docs/python") == "https://arrow.apache.org/docs/python/"
     assert as_directory("https://docs.astral.sh/uv", "uv") == "https://docs.astral.sh/uv/"
@@ -255,8 +304,10 @@ def docs_host():
         yield site, server.url
 
 
-def _publish(site: DocSite, name: str, project_urls: dict[str, str], releases: tuple[str, ...] = ("1.0", "2.0")):
-    meta = {"info": {"name": name, "project_urls": project_urls}, "releases": {r: [] for r in releases}}
+def _publish(site: DocSite, name: str, project_urls: dict[str, str], releases: tuple[str, ...] = ("1.0", "2.0"),
+             readme: str = ""):  # fmt: skip
+    info = {"name": name, "project_urls": project_urls, "description": readme}
+    meta = {"info": info, "releases": {r: [] for r in releases}}
     site.put(f"/pypi/{name}/json", json.dumps(meta), content_type="application/json")
 
 
@@ -390,3 +441,21 @@ def test_docsbot_add_says_what_it_chose_or_asks_for_url(docs_host, tmp_path):
     given = add("bare", "--url", f"{url}/docs/")
     assert given.returncode == 0, given.stderr
     assert f"# {url}/docs/: given (--url)" in given.stdout and "(confirmed by its host)" in given.stdout
+
+
+@pytest.mark.e2e
+def test_a_docs_directory_a_readme_shows_is_taken_when_its_host_has_it(docs_host):
+    """A home page whose README links pages under /docs/: the docs directory is the root when the host has it,
+    and the home, which the metadata names, when the directory has no page of its own (404)."""
+    site, url = docs_host
+    site.put("/index.html", _page("Demo home"))
+    site.put("/docs/options.html", _page("Demo options"))
+    _publish(site, "demo", {"Homepage": f"{url}/"}, readme=f"# Demo\n\nSee [the options]({url}/docs/options.html).\n")
+    with httpx.Client() as client:
+        found = resolve("demo", None, client=client, pypi_url=f"{url}/pypi", settings=LOCAL)
+        assert (found.url, found.verified) == (f"{url}/", True)
+        assert f"{url}/docs/ is not there (404): the directory has no page of its own; {url}/ instead" in found.notes
+        site.put("/docs/index.html", _page("Demo docs", ["options.html"]))
+        found = resolve("demo", None, client=client, pypi_url=f"{url}/pypi", settings=LOCAL)
+    assert (found.url, found.verified) == (f"{url}/docs/", True)
+    assert found.notes[1].startswith(f"{url}/docs/: the documentation under the home {url}/")

@@ -21,6 +21,7 @@ __all__ = [
     "host",
     "is_repository",
     "link_text",
+    "names_other_docs",
     "readme_links",
     "readme_strength",
 ]
@@ -29,16 +30,19 @@ __all__ = [
 # repository's thousands of code, issue and commit pages.
 REPOSITORY_HOSTS = ("github.com", "gitlab.com", "bitbucket.org", "codeberg.org")
 _README_DOCS = re.compile(r"\b(?:docs?|documentation|readthedocs|manual|handbook|user\s*guide|api\s+reference)\b", re.I)
-# Documentation that is not the package's own, or one page of it: the service's, a contributor's.
+# Documentation that is not the package's own: a service's, whose client the package is
+_SERVICE_DOCS = re.compile(r"\b(?:product|service|rest\s+api)\b", re.I)
+# or one topic of the package's: a contributor's, installing, migrating, changes, questions
 _NOT_PACKAGE_DOCS = re.compile(
-    r"\b(?:product|service|rest\s+api|contribut\w*|developer\s+guide\s+for\s+contributors|style\s+guide|code\s+of"
+    rf"{_SERVICE_DOCS.pattern}|\b(?:contribut\w*|developer\s+guide\s+for\s+contributors|style\s+guide|code\s+of"
     r"\s+conduct|security|governance|install\w*|migrat\w*|changelog|release\s+notes?|troubleshoot\w*|faq)\b",
     re.I,
 )
 # "Documentation: URL", "documentation is available at URL", "full documentation at URL", "Read the docs"
 _STRONG_LINE = re.compile(
     r"(?:^|[\s*_|>-])(?:docs?|documentation)\s*(?:\([^)]*\))?\s*[*_]*\s*:"
-    r"|\b(?:docs?|documentation|user\s*guide)\b[^.\n]{0,40}?\b(?:is|are)\s+(?:available\s+)?(?:at|on|in|here)\b"
+    r"|\b(?:docs?|documentation|user\s*guide)\b[^.\n]{0,40}?\b(?:(?:is|are)\s+(?:available\s+|located\s+|hosted\s+)?"
+    r"|can\s+be\s+(?:found|read)\s+)(?:at|on|in|here)\b"
     r"|\b(?:full|complete|online|comprehensive|project)\s+(?:documentation|docs)\b"
     r"|\bread\s+the\s+(?:docs|documentation|user\s*guide)\b"
     r"|\bdocumentation\s+(?:at|on)\b",
@@ -58,6 +62,7 @@ _HEAD_LINES = 60
 _PROMINENT_HEADING = re.compile(r"\b(?:docs?|documentation|links|resources|learn\s+more|more\s+information)\b", re.I)
 _HEADING_MD = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
 _RST_UNDERLINE = re.compile(r"^([=\-~^\"'`#*+])\1{2,}\s*$")
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 
 
 @dataclass(frozen=True)
@@ -114,8 +119,20 @@ def readme_links(readme: str, where: str = "README") -> list[Link]:
     lines = readme.splitlines()
     heading = ""
     image_alt = ""
+    fence = ""  # the marker of the code block the line is in: its URLs are an example's, not pointers
+    sentence = ""  # the previous line, when this one may continue its sentence
     for i, raw in enumerate(lines):
         line = raw.strip()
+        previous, sentence = sentence, line if line and not line.endswith((".", "!", "?", ":", ">", "|")) else ""
+        if m := _FENCE.match(raw):
+            if not fence:
+                fence = m.group(1)
+                continue
+            if m.group(1).startswith(fence) and not line.strip("`~"):
+                fence = ""
+                continue
+        if fence:
+            continue
         if m := _HEADING_MD.match(raw):
             heading = m.group(1)
         elif i + 1 < len(lines) and line and _RST_UNDERLINE.match(lines[i + 1]) and not _RST_UNDERLINE.match(raw):
@@ -150,6 +167,8 @@ def readme_links(readme: str, where: str = "README") -> list[Link]:
                     continue
                 found.append((m.group(1), ""))
         prominent = i < _HEAD_LINES or bool(_PROMINENT_HEADING.search(heading))
+        if previous and found and _BARE.match(line) and not _HEADING_MD.match(raw):
+            line = f"{previous} {line}"  # a URL that continues the sentence of the line before it
         for url, text in found:
             url = clean_url(url)
             if url.startswith(("http://", "https://")):
@@ -157,27 +176,42 @@ def readme_links(readme: str, where: str = "README") -> list[Link]:
     return links
 
 
-def readme_strength(link: Link) -> int:
-    """2: the README says this is the documentation ("Documentation: URL", "[Documentation](URL)", "documentation
-    is available at URL", a docs badge); 1: its text or section speaks of documentation; 0: neither, or it is
-    documentation of something else (the service's, its REST API's, contributing, installing: in the link's text
-    or the words before it on its line)."""
+def _words(link: Link) -> tuple[str, str, str]:
+    """``(text, before, prose)`` of a link: its text, the words before it on its line (after the link before it),
+    and its line, each without URLs (``…/docs/…`` in a URL says nothing of the link)."""
     text = link.text.strip()
     before = link.line.split(link.url)[0] if link.url in link.line else ("" if text else link.line)
     if text and "](" in before:  # a Markdown line of several links: the words before this one
         before = before[before.rfind(")") + 1 :]
+    return _BARE.sub(" ", text).strip(), _BARE.sub(" ", before), _BARE.sub(" ", link.line)
+
+
+def names_other_docs(link: Link, service: bool = False) -> bool:
+    """Whether a link is to documentation of something other than the package itself (a service's, its REST
+    API's; unless ``service``, also one topic: contributing, installing, migrating), in its text, the words before
+    it, or its page's name."""
+    text, before, _ = _words(link)
     page = urlsplit(link.url).path.rsplit("/", 2)
-    if (
-        _NOT_PACKAGE_DOCS.search(text)
-        or _NOT_PACKAGE_DOCS.search(before[-80:])
-        or _NOT_PACKAGE_DOCS.search(" ".join(page[-2:]).replace("-", " ").replace("_", " "))
-    ):
+    words = _SERVICE_DOCS if service else _NOT_PACKAGE_DOCS
+    return bool(
+        words.search(text)
+        or words.search(before[-80:])
+        or words.search(" ".join(page[-2:]).replace("-", " ").replace("_", " "))
+    )
+
+
+def readme_strength(link: Link) -> int:
+    """2: the README says this is the documentation ("Documentation: URL", "[Documentation](URL)", "documentation
+    is available at URL", a docs badge); 1: its text or section speaks of documentation; 0: neither, or it is
+    documentation of something else (:func:`names_other_docs`)."""
+    text, before, prose = _words(link)
+    if names_other_docs(link):
         return 0
     words = re.findall(r"[a-z]+", text.lower())
     if text and _README_DOCS.search(text) and len(words) <= 6:
         return 2
-    if _STRONG_LINE.search(text or link.line) or (text and _STRONG_LINE.search(before[-80:] + " " + text)):
+    if _STRONG_LINE.search(text or prose) or (text and _STRONG_LINE.search(before[-80:] + " " + text)):
         return 2
-    if _README_DOCS.search(text or link.line) or _README_DOCS.search(link.heading):
+    if _README_DOCS.search(text or prose) or _README_DOCS.search(link.heading):
         return 1
     return 0

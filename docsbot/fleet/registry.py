@@ -246,7 +246,7 @@ def resolve(
         if (reason := _refusal(url, policy)) is not None:
             raise RegistryError(f"{name}: {reason}: docsbot does not crawl it (DOCSBOT_ALLOWED_NETWORKS allows more)")
     else:
-        choice = _choose(name, ecosystem, where, candidates, evidence, policy, prober)
+        choice = _choose(name, ecosystem, where, candidates, evidence, policy, prober, package_version)
         if readme_note and (readme_note.startswith("the registry sends no README") or (
             choice.source is not None and choice.source.where.startswith("README")
         )):  # fmt: skip
@@ -293,6 +293,7 @@ def _choose(
     evidence: list[Link],
     policy: NetworkPolicy,
     prober: Prober,
+    version: str | None = None,
 ) -> Choice:
     """The root :func:`~docsbot.fleet.roots.find_root` picks among the candidates whose addresses ``policy``
     allows (a refused one is dropped and the choice made again), a redirector (``aka.ms/…``) followed to where it
@@ -301,7 +302,7 @@ def _choose(
     refused: list[str] = []
     unfollowed: list[str] = []
     while True:
-        choice = find_root(candidates, evidence, f"{ecosystem}'s", name)
+        choice = find_root(candidates, evidence, f"{ecosystem}'s", name, version)
         if choice is None:
             break
         reason = _refusal(choice.url, policy)
@@ -367,12 +368,14 @@ def _confirm(result: Resolution, choice: Choice, prober: Prober, spec: str | Non
 
 
 def _confirm_root(result: Resolution, choice: Choice, prober: Prober) -> None:
-    """The root as its host answers it: a guessed Read the Docs tree that is not there gives way to the host's
-    root; a redirect is followed to where it leads (the crawl's scope is the root's own directory); a home page
-    (a host's root named as the home) gives way to the documentation it links as such."""
+    """The root as its host answers it: a guessed root that is not there (a Read the Docs tree, a home's docs
+    directory) gives way to the root before the guess; a redirect is followed to where it leads (the crawl's scope
+    is the root's own directory); a home page (a host's root named as the home) gives way to the documentation it
+    links as such."""
     there, answer = prober.check(result.url)
     if there is False and choice.guessed and choice.unguessed:
-        result.notes.append(f"{result.url} is not there ({answer.status}): a one-version project; its root instead")
+        why = choice.guess_why
+        result.notes.append(f"{result.url} is not there ({answer.status}): {why}; {choice.unguessed} instead")
         result.url = choice.unguessed
         there, answer = prober.check(result.url)
     if there is None:

@@ -13,23 +13,34 @@ order:
 1. The best candidate: a documentation label, then what the README's head (its first 60 lines, or a section about
    documentation) names as the documentation ("Documentation: …", "[Docs](…)", "documentation is available at
    …"), then a home page, then the repository's page (its README: that page alone; a monorepo's package
-   directory). Registry pages and retired hosts (pythonhosted.org) are never roots; "product", "REST API",
-   "contributing", "installation" documentation is not the package's; a URL shortener (``aka.ms``) the README names
-   as the documentation is chosen as a redirect, which only a probe can follow.
+   directory); among equals, the one whose path names the package (``graphql.org/graphql-js/``, not the
+   foundation's ``graphql.org/``). Registry pages and retired hosts (pythonhosted.org) are never roots;
+   "product", "REST API", "contributing", "installation" documentation is not the package's; a URL shortener
+   (``aka.ms``) the README names as the documentation is chosen as a redirect, which only a probe can follow.
+   A home page that does not name the package while its repository does is another project's site (tslib's is
+   TypeScript's): it and the README's links there rank below the repository. A repository's page gives way to the
+   project's own site when the README links one (a host named as the package is: ``webpack.js.org``).
 2. **One part → its tree**: a URL inside a version tree (``/en/stable/…``, ``/docs/validation/latest/get-started/``,
    ``/doc/stable/release``) stands for the tree (the path through its last version segment).
 3. **The docs' root over one part**: a same-host directory above it that the metadata names as the documentation
-   (a README "User guide" link above an API reference) and that is not a directory of versions is taken instead.
+   (a README "User guide" link above an API reference) and that is not a directory of versions is taken instead;
+   else the documentation directory a page or part is in (``/docs/handbook/intro.html`` → ``/docs/``), or the
+   project's own site a part at its top belongs to (``rollupjs.org/introduction/`` → ``rollupjs.org/``).
 4. **One version, not every one**: a directory under which the metadata shows version trees (``/`` with
    ``/en/stable/…`` beneath, ``/doc/`` with ``/doc/stable/…``) becomes its tree: stable, latest, current, the
-   newest numbered, then the development ones. A Read the Docs host's root (``*.readthedocs.io``, or a host whose
-   ``/page/`` links show Read the Docs' default-version redirect) with no tree in sight becomes ``/en/latest/``,
-   the tree every multi-version project has (a probe corrects it when the host can be reached).
+   newest numbered, then the development ones; a numbered tree of another major than the release resolved names
+   the release's own the same way (``/docs/v3/`` shown for 4.8.4: ``/docs/v4/``). A home (a host's root) whose
+   documentation the metadata shows under ``/docs/`` (``/docs/en/`` when every link has that language) or one
+   language's tree (``/en/``) becomes that directory. A Read the Docs host's root (``*.readthedocs.io``, or a host
+   whose ``/page/`` links show Read the Docs' default-version redirect) with no tree in sight becomes
+   ``/en/latest/``, the tree every multi-version project has. A probe that finds an inferred root not there falls
+   back to the one it was inferred from.
 5. **A directory is a directory**: a last segment that names a directory (a version, ``doc``, ``docs``, ``api``,
    a programming language, the package's name: ``…/docs/python``, ``…/en/7.17.0``, ``docs.astral.sh/uv``) gets its
    trailing slash, since docsbot's crawl scope is the root's directory (``/docs/`` would take the siblings); any
    other name may be a page (``…/transformers/index``, ``PyYAMLDocumentation``) and stays as it is.
 
+:mod:`docsbot.fleet.layout` holds how hosts lay out their URLs (trees, directories, the project's own site).
 :func:`find_root` returns a :class:`Choice`, with one note per rule that applied (what it chose, from which label or
 README line); ``None`` when the metadata names nothing usable (the caller asks for ``--url``).
 """
@@ -41,6 +52,28 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
+from docsbot.fleet.layout import (
+    DEVELOPMENT,
+    LANGUAGE,
+    RELEASE,
+    as_directory,
+    can_be_root,
+    docs_directory_of,
+    docs_directory_shown,
+    has_versioned_layout,
+    is_read_the_docs,
+    is_redirector,
+    names_package,
+    own_site,
+    path_names_package,
+    path_segments,
+    same_directory,
+    site_of_part,
+    tree_rank,
+    trees_below,
+    version_tree,
+    versioned_roots,
+)
 from docsbot.fleet.readme import (
     HTML_A,
     REPOSITORY_HOSTS,
@@ -70,29 +103,6 @@ __all__ = [
     "versioned_roots",
 ]
 
-# Never a documentation root: the registries' own pages, URL shorteners (a root that redirects to another host
-# leaves the crawl's scope), and PyPI's retired documentation host.
-_REDIRECTORS = ("aka.ms", "bit.ly", "goo.gl", "t.co", "tinyurl.com", "git.io", "go.microsoft.com")
-_NOT_ROOTS = (
-    *_REDIRECTORS, "pypi.org", "pypi.python.org", "npmjs.com", "www.npmjs.com", "npmjs.org", "crates.io",
-    "libraries.io", "anaconda.org", "pepy.tech", "pypistats.org", "pythonhosted.org", "img.shields.io", "shields.io",
-    "raw.githubusercontent.com", "user-images.githubusercontent.com", "readthedocs.org", "codecov.io",
-    "app.codecov.io", "discord.gg", "discord.com", "twitter.com", "x.com", "gitter.im", "opencollective.com",
-    "tidelift.com", "youtube.com", "www.youtube.com", "youtu.be",
-)  # fmt: skip
-_RTD_HOSTS = (".readthedocs.io", ".readthedocs.org", ".rtfd.io")
-_IMAGE = re.compile(r"\.(?:svg|png|gif|jpe?g|webp|ico)(?:[?#]|$)", re.I)
-# A version tree's segment: a release (3, 3.11, 2.31.0, v4, 4.x, v5.24.0, 21) or an alias.
-_RELEASE = re.compile(r"^v?\d+(?:\.\d+){0,3}(?:\.x)?$|^v?\d+\.x$", re.I)
-_ALIASES = ("stable", "latest", "current", "master", "main", "dev", "next", "nightly")
-_DEVELOPMENT = ("master", "main", "dev", "next", "nightly")
-_LANGUAGE = re.compile(r"^[a-z]{2}(?:[-_][a-z]{2,4})?$")
-_DOC_DIRS = ("doc", "docs", "documentation")
-_DIRECTORY_NAMES = frozenset((
-    *_DOC_DIRS, "api", "apis", "reference", "manual", "guide", "guides", "handbook", "python", "py", "js",
-    "javascript", "typescript", "node", "nodejs", "java", "cpp", "c", "csharp", "dotnet", "go", "golang", "rust", "r",
-    "ruby", "php", "swift", "kotlin", "scala", "julia", "matlab",
-))  # fmt: skip
 # Words of a documentation label or link; labels are compared as PyPI normalizes them (lower case, no punctuation).
 _DOCS_WORDS = re.compile(
     r"\b(?:docs?|documentation|readthedocs|rtd|manual|handbook|user\s*guide|guide|reference|api\s+reference|tutorial)\b",
@@ -119,8 +129,9 @@ class Candidate:
 class Choice:
     """The documentation root found: ``url``, ``kind`` of the candidate it came from (``source``), ``notes`` (why,
     one line per rule that applied), ``max_depth`` (0 for a repository's page: its README alone), and, when the
-    root is a layout's usual tree that nothing in the metadata shows (Read the Docs' /en/latest/), ``guessed`` with
-    the root before the guess (``unguessed``), for a probe to fall back to."""
+    root is one the metadata does not name but a rule infers (Read the Docs' /en/latest/, the docs directory a home
+    holds), ``guessed`` with the root before the guess (``unguessed``), for a probe to fall back to, saying why the
+    guess may miss (``guess_why``)."""
 
     url: str
     kind: str
@@ -129,133 +140,13 @@ class Choice:
     source: Candidate | None = None
     guessed: bool = False
     unguessed: str | None = None
+    guess_why: str = ""
 
-
-# --------------------------------------------------------------------------------------------- URLs
-
-
-def _usable(url: str) -> bool:
-    """An http(s) URL that may be a documentation root (not a registry page, a shortener, an image)."""
-    if not url.startswith(("http://", "https://")) or _IMAGE.search(url):
-        return False
-    host = _host(url)
-    return bool(host) and not any(host == h or host.endswith("." + h) for h in _NOT_ROOTS)
-
-
-def _segments(path: str) -> list[str]:
-    return [s for s in path.split("/") if s]
-
-
-def _is_version(segment: str) -> bool:
-    return bool(_RELEASE.match(segment)) or segment.lower() in _ALIASES
-
-
-def as_directory(url: str, name: str = "") -> str:
-    """``url`` as a crawl root: a host without a path gets ``/``; a last segment without an extension gets its
-    trailing slash when it names a directory: a version (``…/en/7.17.0``), a documentation directory (``…/doc``,
-    ``…/docs``, ``…/api``), a programming language (``…/docs/python``: its siblings are ``/docs/cpp/``...), or the
-    package's ``name`` (``https://docs.astral.sh/uv``); any other name may be a page (``…/transformers/index``,
-    ``…/docs/getting-started``, a wiki's ``PyYAMLDocumentation``) and stays as it is."""
-    parts = urlsplit(url)
-    path = parts.path or "/"
-    last = path.rsplit("/", 1)[-1].lower()
-    names = {name.lower(), name.lower().rsplit("/", 1)[-1].removeprefix("@")} - {""}
-    if last and (_is_version(last) or last in _DIRECTORY_NAMES or last in names):
-        path += "/"
-    return urlunsplit(parts._replace(path=path))
-
-
-def version_tree(url: str) -> str | None:
-    """The version tree ``url`` is inside, through its last version segment (``…/en/stable/usage/index.html`` →
-    ``…/en/stable/``; ``…/docs/validation/latest/get-started/`` → ``…/docs/validation/latest/``), or ``None``."""
-    parts = urlsplit(url)
-    segments = _segments(parts.path)
-    for i in range(len(segments) - 1, -1, -1):
-        if _is_version(segments[i]):
-            return urlunsplit(parts._replace(path="/" + "/".join(segments[: i + 1]) + "/", query="", fragment=""))
-    return None
-
-
-def _trees_below(directory: str, evidence: list[Link]) -> list[tuple[str, str, Link]]:
-    """The version trees the ``evidence`` shows directly below ``directory`` (a version segment right under it,
-    after a language code or a ``doc``/``docs``/``documentation`` directory): ``(tree URL, segment, link)``."""
-    base = urlsplit(directory)
-    out = []
-    for link in evidence:
-        parts = urlsplit(link.url)
-        if (parts.hostname or "").lower() != (base.hostname or "").lower() or not parts.path.startswith(base.path):
-            continue
-        rest = _segments(parts.path[len(base.path) :])
-        prefix: list[str] = []
-        while rest[:-1] and (rest[0].lower() in _DOC_DIRS or _LANGUAGE.match(rest[0])) and len(prefix) < 2:
-            prefix.append(rest.pop(0))
-        if not rest or not _is_version(rest[0]):
-            continue
-        if len(rest) == 1 and not parts.path.endswith("/") and "." in rest[0] and not _RELEASE.match(rest[0]):
-            continue  # a file named like a version
-        tree = urljoin(directory, "/".join([*prefix, rest[0]]) + "/")
-        out.append((tree, rest[0], link))
-    return out
-
-
-def _tree_rank(segment: str) -> tuple[int, tuple[int, ...]]:
-    """Which tree to take when several are shown: stable, latest, current, then the newest release, then the
-    development aliases."""
-    low = segment.lower()
-    for rank, alias in enumerate(("stable", "latest", "current")):
-        if low == alias:
-            return (0, (-rank,))
-    if _RELEASE.match(low):
-        return (1, tuple(int(n) for n in re.findall(r"\d+", low)))
-    return (-1, (-_DEVELOPMENT.index(low) if low in _DEVELOPMENT else 0,))
-
-
-def versioned_roots(root: str, version: str, evidence: list[Link] = ()) -> list[str]:
-    """Where the tree of ``version`` would be on the host of ``root``, most likely first: the version segment of
-    ``root`` replaced (``/en/stable/`` → ``/en/2.31.0/``, ``/docs/v4/`` → ``/docs/v5/``), Read the Docs'
-    ``/LANG/VERSION/`` on a host root, or a ``doc``/``docs`` directory's ``/doc/2.1/``. The names tried are the
-    version's own shapes (``2.31.0``, ``v2.31.0``, ``2.31``, ``v2.31``, ``2.31.x``, ``2``, ``v2``, ``2.x``), those the
-    ``evidence`` shows on that host first (``/1.10/`` beside the root: ``X.Y`` first). ``[]`` for a repository's
-    page or a root with no versioned layout."""
-    if is_repository(root):
-        return []
-    parts = version.split(".")
-    names = [version, f"v{version}"]
-    if len(parts) > 2:
-        minor = ".".join(parts[:2])
-        names += [minor, f"v{minor}", f"{minor}.x"]
-    if len(parts) > 1:
-        names += [parts[0], f"v{parts[0]}", f"{parts[0]}.x", f"v{parts[0]}.x"]
-    shapes = [_shape(seg) for link in evidence if _host(link.url) == _host(root)
-              for seg in _segments(urlsplit(link.url).path) if _RELEASE.match(seg)]  # fmt: skip
-    names.sort(key=lambda n: _shape(n) not in shapes)  # stable sort: the host's own shapes first
-    names = list(dict.fromkeys(names))
-    split = urlsplit(root)
-    segments = _segments(split.path)
-    index = next((i for i in range(len(segments) - 1, -1, -1) if _is_version(segments[i])), None)
-    if index is not None:
-        tail = "/" if split.path.endswith("/") or index == len(segments) - 1 else ""
-        return [urlunsplit(split._replace(path="/" + "/".join([*segments[:index], n, *segments[index + 1 :]]) + tail))
-                for n in names]  # fmt: skip
-    host = _host(root)
-    if (host.endswith(_RTD_HOSTS) or not segments) and not segments[1:]:
-        lang = segments[0] if segments and _LANGUAGE.match(segments[0]) else "en"
-        origin = urlunsplit(split._replace(path="", query="", fragment=""))
-        return [f"{origin}/{lang}/{n}/" for n in names]
-    if segments and segments[-1].lower() in _DOC_DIRS:
-        return [f"{as_directory(root)}{n}/" for n in names]
-    return []
-
-
-def has_versioned_layout(root: str) -> bool:
-    """Whether ``root`` shows where a version's tree would be without asking its host: a version segment in its
-    path (``/en/stable/``, ``/docs/v4/``), or a Read the Docs domain's root (``/en/VERSION/``)."""
-    return version_tree(root) is not None or (_host(root).endswith(_RTD_HOSTS) and urlsplit(root).path in ("", "/"))
-
-
-def _shape(segment: str) -> str:
-    """``v2.31`` → ``vN.N``: how a host names its trees."""
-    return re.sub(r"\d+", "N", segment.lower())
+    def guess(self, url: str, note: str, why: str) -> None:
+        """Move to ``url``, which a rule infers (``note`` says how); a probe that finds it not there falls back to
+        the root before, saying ``why`` it may not be."""
+        self.notes.append(note)
+        self.guessed, self.unguessed, self.guess_why, self.url = True, self.url, why, url
 
 
 # --------------------------------------------------------------------------------------------- candidates
@@ -365,30 +256,48 @@ def _add_readme(readme: str, candidates: list[Candidate], evidence: list[Link]) 
 
 
 def find_root(
-    candidates: list[Candidate], evidence: list[Link], registry: str = "the registry", name: str = ""
+    candidates: list[Candidate],
+    evidence: list[Link],
+    registry: str = "the registry",
+    name: str = "",
+    version: str | None = None,
 ) -> Choice | None:
-    """The documentation root of package ``name`` from its ``candidates`` (by weight; among equals the shallower,
-    then the first found), refined by the ``evidence`` as the module's rules say; ``None`` when no candidate is
-    usable. ``registry`` names the source in the notes (``pypi's``). A URL shortener's link (``aka.ms``) is chosen
-    as it is, kind ``redirect``: where it leads is the root, which only a probe can tell."""
-    usable = [c for c in candidates if _usable(c.url) or (_is_redirector(c.url) and c.weight >= 90)]
-    # among equals the shallower documentation URL, the deeper repository page (a monorepo's package directory)
-    usable.sort(key=lambda c: (-c.weight, len(_segments(urlsplit(c.url).path)) * (-1 if c.kind == "repository" else 1)))
+    """The documentation root of package ``name`` (at release ``version``, when known) from its ``candidates`` (by
+    weight; among equals the one whose path names the package, the shallower, then the first found), refined by the
+    ``evidence`` as the module's rules say; ``None`` when no candidate is usable. ``registry`` names the source in
+    the notes (``pypi's``). A URL shortener's link (``aka.ms``) is chosen as it is, kind ``redirect``: where it
+    leads is the root, which only a probe can tell."""
+    usable = [c for c in candidates if can_be_root(c.url) or (is_redirector(c.url) and c.weight >= 90)]
+    weights, elsewhere = _another_projects_site(usable, name)
+    # among equals the one whose path names the package (graphql.org/graphql-js/, not the foundation's
+    # graphql.org/), the shallower documentation URL, the deeper repository page (a monorepo's package directory)
+    usable.sort(key=lambda c: (
+        -weights[id(c)], c.kind != "repository" and not path_names_package(c.url, name),
+        len(path_segments(urlsplit(c.url).path)) * (-1 if c.kind == "repository" else 1),
+    ))  # fmt: skip
     if not usable:
         return None
     best = usable[0]
-    if _is_redirector(best.url):
+    if is_redirector(best.url):
         note = f"{best.url}: from {registry} {best.where}; a redirector: the root is where it leads"
         return Choice(best.url, "redirect", [note], source=best)
     if best.kind == "repository" or is_repository(best.url):
+        site = own_site(evidence, name)
         note = f"{best.url}: from {registry} {best.where}; a repository's page: its README is the documentation"
-        return Choice(best.url, "repository", [note + " (max_depth 0: that page alone)"], max_depth=0, source=best)
-    choice = Choice(best.url, best.kind, [f"{best.url}: from {registry} {best.where}"], source=best)
-    if best.url.startswith("http://") and any(
-        urlsplit(u).scheme == "https" and _host(u) == _host(best.url) for u in [c.url for c in usable] + [
+        if site is None:
+            notes = [note + " (max_depth 0: that page alone)", *elsewhere]
+            return Choice(best.url, "repository", notes, max_depth=0, source=best)
+        root, link = site
+        notes = [f"{root}: the project's own site (its host names {name}), which its README links ({link.url}); "
+                 f"{registry} {best.where} names only the repository, {best.url}"]  # fmt: skip
+        choice = Choice(root, "home", notes, source=best)
+    else:
+        choice = Choice(best.url, best.kind, [f"{best.url}: from {registry} {best.where}", *elsewhere], source=best)
+    if choice.url.startswith("http://") and any(
+        urlsplit(u).scheme == "https" and _host(u) == _host(choice.url) for u in [c.url for c in usable] + [
             link.url for link in evidence]
     ):  # fmt: skip
-        choice.url = "https://" + best.url.removeprefix("http://")
+        choice.url = "https://" + choice.url.removeprefix("http://")
         choice.notes.append(f"{choice.url}: the metadata names its host over https too")
     named = choice.url
     tree = version_tree(named)
@@ -404,7 +313,8 @@ def find_root(
         (c, d) for c in usable
         if c is not best and c.kind == "docs" and c.weight >= 90 and _host(c.url) == _host(choice.url)
         and version_tree(c.url) is None and (d := as_directory(c.url, name)).endswith("/")
-        and choice.url.startswith(d) and choice.url != d and not _trees_below(d, evidence)
+        and choice.url.startswith(d) and choice.url != d and not trees_below(d, evidence)
+        and (path_names_package(d, name) or not path_names_package(choice.url, name))
     ]  # fmt: skip
     if above:
         named, directory = min(above, key=lambda pair: len(pair[1]))
@@ -412,29 +322,73 @@ def find_root(
             f"{directory}: the documentation's root, named by {registry} {named.where}, above {choice.url} (one part)"
         )
         choice.url = directory
+    elif version_tree(choice.url) is None and (docs := docs_directory_of(choice.url, name)) is not None:
+        note = f"{docs}: the documentation's directory, of which {choice.url} is one part"
+        choice.guess(docs, note, "the directory has no page of its own")
+    elif version_tree(choice.url) is None and (site := site_of_part(choice.url, name)) is not None:
+        choice.guess(site, f"{site}: the project's own site, of which {choice.url} is one part", "no home page")
     if version_tree(choice.url) is not None or not choice.url.endswith("/"):
         return choice
-    trees = _trees_below(choice.url, evidence)  # rule 4: one version, not every one
-    if trees:
-        tree, segment, link = max(trees, key=lambda t: _tree_rank(t[1]))
-        if segment.lower() not in _DEVELOPMENT or _LANGUAGE.match(_segments(urlsplit(tree).path)[-2:][0]):
-            choice.notes.append(
-                f"{tree}: one tree, not every version under {choice.url} ({registry} {link.where} shows it: {link.url})"
-            )
-            choice.url = tree
-            return choice
-    if _is_rtd(choice.url, evidence):
+    if _tree_below(choice, evidence, registry, version):
+        return choice
+    if urlsplit(choice.url).path in ("", "/") and (shown := docs_directory_shown(choice.url, evidence)) is not None:
+        docs, link = shown  # rule 4: a home whose documentation lives under a directory the metadata shows
+        note = f"{docs}: the documentation under the home {choice.url} ({registry} {link.where} shows it: {link.url})"
+        choice.guess(docs, note, "the directory has no page of its own")
+        _tree_below(choice, evidence, registry, version)
+        return choice
+    if is_read_the_docs(choice.url, evidence):
         origin = urlunsplit(urlsplit(choice.url)._replace(path="", query="", fragment=""))
-        choice.notes.append(
+        note = (
             f"{origin}/en/latest/: a Read the Docs host's root holds every version; /en/latest/ is the tree every "
             "multi-version project has (a guess: nothing in the metadata shows it)"
         )
-        choice.guessed, choice.unguessed, choice.url = True, choice.url, f"{origin}/en/latest/"
+        choice.guess(f"{origin}/en/latest/", note, "a one-version project")
     return choice
 
 
-def _is_redirector(url: str) -> bool:
-    return _host(url) in _REDIRECTORS
+def _tree_below(choice: Choice, evidence: list[Link], registry: str, version: str | None) -> bool:
+    """Rule 4, one version and not every one: the tree the evidence shows below ``choice.url`` (stable, latest,
+    current, the newest release, then a development alias after a language code) replaces it; a release's tree
+    of another major than ``version`` is the host's way of naming trees, and the release's own is named the same
+    way (``/docs/v3/`` shown, 4.8.4 resolved: ``/docs/v4/``, a guess a probe checks). Whether it did."""
+    trees = trees_below(choice.url, evidence)
+    if not trees:
+        return False
+    tree, segment, link = max(trees, key=lambda t: tree_rank(t[1]))
+    if segment.lower() in DEVELOPMENT and not LANGUAGE.match(path_segments(urlsplit(tree).path)[-2:][0]):
+        return False
+    shown = f"{registry} {link.where} shows it: {link.url}"
+    if version and RELEASE.match(segment) and _major(segment) != _major(version):
+        own = next(iter(versioned_roots(tree, version, [Link(tree)])), None)
+        if own is not None:
+            note = f"{own}: the tree of {version}, named as the host names {tree} ({shown}; a guess)"
+            choice.guess(own, note, f"no tree of {version} named so")
+            return True
+    choice.notes.append(f"{tree}: one tree, not every version under {choice.url} ({shown})")
+    choice.url = tree
+    return True
+
+
+def _major(version: str) -> int | None:
+    m = re.search(r"\d+", version)
+    return int(m.group()) if m else None
+
+
+def _another_projects_site(usable: list[Candidate], name: str) -> tuple[dict[int, int], list[str]]:
+    """The candidates' weights, and a note when they changed: a home page whose host and path do not name the
+    package, while its repository does (a helper package's home page is its parent project's: tslib's is
+    TypeScript's), is another project's site; it and the README's links on that host rank below the repository."""
+    weights = {id(c): c.weight for c in usable}
+    home = next((c for c in usable if c.kind == "home"), None)
+    repository = next((c for c in usable if c.kind == "repository" and names_package(c.url, name)), None)
+    if not name or home is None or repository is None or names_package(home.url, name):
+        return weights, []
+    for c in usable:
+        if c.kind != "repository" and _host(c.url) == _host(home.url):
+            weights[id(c)] = min(c.weight, repository.weight - 1)
+    return weights, [f"{home.url} ({home.where}) does not name {name} and its repository does: another project's "
+                     "site, ranked below the repository"]  # fmt: skip
 
 
 _DOCS_NAV = re.compile(r"^(?:api\s+)?(?:docs|documentation)$", re.I)
@@ -452,24 +406,6 @@ def docs_link(home: str, html: bytes | str) -> str | None:
         url, text = clean_url(urljoin(home, m.group(1).strip())), link_text(m.group(2))
         host = _host(url)
         ours = host == domain or host.endswith("." + domain)
-        if _DOCS_NAV.match(text) and ours and _usable(url) and not _same_directory(url, home):
+        if _DOCS_NAV.match(text) and ours and can_be_root(url) and not same_directory(url, home):
             return url
     return None
-
-
-def _same_directory(a: str, b: str) -> bool:
-    """Whether two URLs are in one directory of one host (a crawl of one covers the other's)."""
-    pa, pb = urlsplit(a).path or "/", urlsplit(b).path or "/"
-    return urlsplit(a).netloc == urlsplit(b).netloc and pa[: pa.rfind("/") + 1] == pb[: pb.rfind("/") + 1]
-
-
-def _is_rtd(url: str, evidence: list[Link]) -> bool:
-    """Whether ``url`` is the root of a Read the Docs host: one of its domains, or a host whose ``/page/`` links
-    (Read the Docs' redirect to a project's default version) the metadata shows."""
-    parts = urlsplit(url)
-    if parts.path not in ("", "/"):
-        return False
-    host = (parts.hostname or "").lower()
-    if host.endswith(_RTD_HOSTS):
-        return True
-    return any(_host(link.url) == host and urlsplit(link.url).path.startswith("/page/") for link in evidence)
