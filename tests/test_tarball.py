@@ -76,14 +76,17 @@ def test_the_readme_is_read_stopping_there_and_its_hash_checked():
 
 def test_a_big_tarball_is_read_only_as_far_as_its_readme():
     """The README first, then 4 MiB that do not compress: the download stops soon after the README, and the hash,
-    which would need the whole body past the cap, is left unchecked (and said so)."""
+    which would need 4 MiB more (more than is cheap: what was read already, or 1 MiB), is left unchecked."""
     rest = os.urandom(4 * 1024 * 1024)
     body = _tgz(("package/README.md", b"# Big\n"), ("package/dist/blob.bin", rest))
     server = _Server({"/demo/-/demo-1.0.0.tgz": (200, body, {})})
-    found = tarball_readme(server.client(), URL, _sri(body), max_download=1024 * 1024)
+    found = tarball_readme(server.client(), URL, _sri(body))
     assert found.text == "# Big\n" and not found.verified
-    assert server.sent <= 1024 * 1024 + 16384  # stopped at the cap, not the 4 MiB
-    assert found.offset < 64 * 1024
+    assert found.offset < 64 * 1024 and server.sent <= found.offset + 1024 * 1024 + 16384  # not the 4 MiB
+    small = _tgz(("package/README.md", b"# Small\n"), ("package/dist/blob.bin", rest[: 512 * 1024]))
+    server = _Server({"/demo/-/demo-1.0.0.tgz": (200, small, {})})
+    assert tarball_readme(server.client(), URL, _sri(small)).verified  # 512 KiB more: cheap, checked
+    assert server.sent == len(small)
 
 
 def test_what_cannot_be_read_says_why_in_one_line():

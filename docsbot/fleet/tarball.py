@@ -14,8 +14,9 @@ package-json, served by the registry itself) holds the README npm published: ``p
 - at most ``max_download`` bytes are downloaded (8 MiB: npm packs a README near the end, after the code) and
   inflated to at most 8 times that (a decompression bomb stops there); a README is cut at ``max_readme`` (1 MiB);
 - the registry's ``dist.integrity`` (SRI, sha512/sha384/sha256) or ``dist.shasum`` (sha1) is checked when the rest
-  of the body fits under the cap (it usually does: the README comes last); a mismatch discards the README; a body
-  too long to check leaves it unchecked (``verified = False``), which the notes say.
+  of the body is cheap to read (no more than what was read already, or 1 MiB, and under the cap: npm packs the
+  README late, so it usually is); a mismatch discards the README; a body too long to check leaves it unchecked
+  (``verified = False``), which the notes say.
 
 Raises :class:`TarballError` with a one-line reason; the caller goes on without the README.
 """
@@ -46,6 +47,7 @@ MAX_DOWNLOAD = 8 * 1024 * 1024
 MAX_README = 1024 * 1024
 _INFLATE_RATIO = 8  # inflated bytes per downloaded byte allowed: npm's tarballs inflate about 3 to 5 times
 _MAX_REDIRECTS = 5
+_CHECK_EXTRA = 1024 * 1024  # bytes downloaded past the README to check the hash, at least
 _STEP = 64 * 1024  # inflated at a time, so that one small compressed chunk cannot expand without bound
 # npm's rule (read-package-json: /^readme(\.[^.]*)?$/i), at the package's top level (package/, or an old
 # tarball's own top directory); the extensions whose text docsbot reads as a README
@@ -102,7 +104,9 @@ def tarball_readme(
             member, data = _find_readme(body, max_readme, url)
             offset = body.downloaded
             verified = False
-            if expected and body.drain():
+            # cheap enough to check: the rest is no more than what was read already, or 1 MiB (npm packs the README
+            # after the code, so the rest is often a LICENSE and a changelog)
+            if expected and body.drain(min(max_download, max(2 * body.downloaded, body.downloaded + _CHECK_EXTRA))):
                 for (name, _, digest), hasher in zip(expected, body.hashers, strict=True):
                     if hasher.digest() != digest:
                         raise TarballError(f"{url}: its {name} is not the registry's (the README is not used)")
@@ -219,9 +223,10 @@ class _Body(io.RawIOBase):
             hasher.update(chunk)
         return chunk
 
-    def drain(self) -> bool:
-        """Download (and hash) the rest of the body, within the cap: ``True`` when all of it was, ``False`` when
-        the cap stopped it."""
+    def drain(self, limit: int) -> bool:
+        """Download (and hash) the rest of the body, up to ``limit`` bytes in all: ``True`` when all of it was,
+        ``False`` when the limit stopped it."""
+        self.max_download = min(self.max_download, limit)
         try:
             while self._next() is not None:
                 pass
