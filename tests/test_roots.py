@@ -214,6 +214,19 @@ def test_a_site_named_like_the_package_is_its_own():
     assert names_package("https://github.com/microsoft/tslib", "tslib")  # a repository's path
 
 
+def test_the_current_tree_is_taken_over_an_old_release_and_another_majors_is_renamed():
+    """A home whose README shows /docs/latest/ and an old /docs/2.9.4/: the current docs, not the old release's;
+    one that shows only /docs/v3/ for a 4.8.4 release: the release's own tree, named as the host names v3, a guess
+    that falls back to /docs/ when a probe finds it not there."""
+    from docsbot.fleet.roots import Candidate, Link, find_root
+
+    home = [Candidate("https://x.org/", "home", 40, "homepage")]
+    shown = [Link(f"https://x.org/docs/{tree}/start", where="README") for tree in ("latest", "2.9.4")]
+    assert find_root(home, shown, name="x", version="4.6.1").url == "https://x.org/docs/latest/"
+    choice = find_root(home, [Link("https://x.org/docs/v3/api/", where="README")], name="x", version="4.8.4")
+    assert (choice.url, choice.guessed, choice.unguessed) == ("https://x.org/docs/v4/", True, "https://x.org/docs/")
+
+
 def test_a_root_is_a_directory_a_page_or_a_tree():
     assert as_directory("https://arrow.apache.org/docs/python") == "https://arrow.apache.org/docs/python/"
     assert as_directory("https://docs.astral.sh/uv", "uv") == "https://docs.astral.sh/uv/"

@@ -140,12 +140,13 @@ def trees_below(directory: str, evidence: list[Link]) -> list[tuple[str, str, Li
 
 
 def tree_rank(segment: str) -> tuple[int, tuple[int, ...]]:
-    """Which tree to take when several are shown: stable, latest, current, then the newest release, then the
-    development aliases."""
+    """Which tree to take when several are shown, the highest first: stable, latest, current, then the newest
+    release (a README that shows ``/docs/latest/`` and an old ``/docs/2.9.4/`` has its current docs at the former),
+    then the development aliases."""
     low = segment.lower()
     for rank, alias in enumerate(("stable", "latest", "current")):
         if low == alias:
-            return (0, (-rank,))
+            return (2, (-rank,))
     if RELEASE.match(low):
         return (1, tuple(int(n) for n in re.findall(r"\d+", low)))
     return (-1, (-DEVELOPMENT.index(low) if low in DEVELOPMENT else 0,))

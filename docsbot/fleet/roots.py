@@ -363,6 +363,7 @@ def _tree_below(choice: Choice, evidence: list[Link], registry: str, version: st
         own = next(iter(versioned_roots(tree, version, [Link(tree)])), None)
         if own is not None:
             note = f"{own}: the tree of {version}, named as the host names {tree} ({shown}; a guess)"
+            choice.url = urljoin(tree, "..")  # what a probe falls back to: the directory of the trees
             choice.guess(own, note, f"no tree of {version} named so")
             return True
     choice.notes.append(f"{tree}: one tree, not every version under {choice.url} ({shown})")
