@@ -17,7 +17,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from docsbot.fleet.registry import RegistryError, resolve  # noqa: E402
+from docsbot.fleet.registry import RegistryError, no_probes, resolve  # noqa: E402
 
 # PyPI: the most downloaded projects, in the order of /work/.library/env/packages/pypi.tsv's rank (November 2026).
 PYPI = ["boto3", "packaging", "urllib3", "certifi", "idna", "requests", "typing-extensions", "charset-normalizer",
@@ -40,7 +40,7 @@ def main() -> int:
         for ecosystem, names in (("pypi", PYPI[: args.pypi]), ("npm", NPM)):
             for name in names:
                 try:
-                    found = resolve(name, None, ecosystem, client=client, probe=lambda url: False)
+                    found = resolve(name, None, ecosystem, client=client, probe=no_probes)
                 except RegistryError as exc:
                     print(f"| {ecosystem} | {name} | — | {exc} | not found |")
                     continue

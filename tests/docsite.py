@@ -57,6 +57,8 @@ class DocSite:
     _throttle_start: dict[str, float] = field(default_factory=dict)
     validators: str = "both"
     cache_control: str | None = None  # sent as Cache-Control with every 200 and 304 of a page
+    # what a path without a page answers: 404, or (200, its HTML) for a host with soft 404s
+    not_found: tuple[int, str] = (404, "not found")
     hits: list[Hit] = field(default_factory=list)
     # requests being answered at once, now and at most (what the host sees of a crawler's concurrency)
     in_flight: int = 0
@@ -140,7 +142,9 @@ class DocSite:
                     return
                 page = site.pages.get(path)
                 if page is None:
-                    self._send(404, b"not found", {"Content-Type": "text/plain"})
+                    status, text = site.not_found
+                    kind = "text/html; charset=utf-8" if status == 200 else "text/plain"
+                    self._send(status, text.encode(), {"Content-Type": kind})
                     return
                 site._served += 1
                 etag = page.etag

@@ -35,6 +35,10 @@ LAYERS = (
         "docsbot.fleet.dependencies",
         independent=True,
     ),  # a page's changes; a fleet's files and registries
+    # a registry's metadata; its hosts; an npm tarball's README
+    grimp.Layer("docsbot.fleet.roots", "docsbot.fleet.probe", "docsbot.fleet.tarball", independent=True),
+    "docsbot.fleet.layout",  # how documentation hosts lay out their URLs
+    "docsbot.fleet.readme",  # a README's links and what they say
     grimp.Layer("docsbot.fleet.versions", "docsbot.fleet.locks", independent=True),  # each ecosystem's rules, locks
     "docsbot.arguments",
     grimp.Layer(

@@ -13,7 +13,8 @@ import httpx
 import pytest
 
 from docsbot.config import ProjectSettings
-from docsbot.fleet.registry import RegistryError, _versioned_urls, npm_candidates, pypi_candidates, resolve
+from docsbot.fleet.registry import RegistryError, no_probes, npm_candidates, pypi_candidates, resolve
+from docsbot.fleet.roots import find_root, versioned_roots
 from tests.conftest import BY_DESIGN, ROOT
 
 # Shapes of PyPI's JSON API and npm's registry answers, cut to the fields docsbot reads.
@@ -33,26 +34,35 @@ PYPI_REQUESTS = {
 NPM_LODASH = {"name": "lodash", "repository": {"type": "git", "url": "git+https://github.com/lodash/lodash.git"}}
 
 
+def _root(candidates_and_evidence: tuple) -> str:
+    return find_root(*candidates_and_evidence).url
+
+
 def test_documentation_labels_come_before_home_pages():
-    assert pypi_candidates(PYPI_REQUESTS)[0] == ("project_urls documentation", "https://requests.readthedocs.io")
+    assert _root(pypi_candidates(PYPI_REQUESTS)).startswith("https://requests.readthedocs.io/")
     meta = {
         "info": {
             "home_page": "https://x.org",
             "project_urls": {"Homepage": "https://x.org", "Docs ": "https://x.org/docs"},
         }
     }
-    assert [u for _, u in pypi_candidates(meta)] == ["https://x.org/docs", "https://x.org"]  # one of each URL
-    assert npm_candidates(NPM_LODASH) == [("repository", "https://github.com/lodash/lodash#readme")]
-    assert npm_candidates({"homepage": "https://lodash.com/", **NPM_LODASH})[0] == ("homepage", "https://lodash.com/")
+    assert _root(pypi_candidates(meta)) == "https://x.org/docs/"  # a label's directory, with its slash
+    assert _root(npm_candidates(NPM_LODASH)) == "https://github.com/lodash/lodash#readme"
+    assert _root(npm_candidates({"homepage": "https://lodash.com/", **NPM_LODASH})) == "https://lodash.com/"
 
 
 def test_repositories_are_found_in_every_shape_npm_and_pypi_write_them():
     shapes = ["chalk/chalk", "github:chalk/chalk", "git+ssh://git@github.com/chalk/chalk.git",
               "git://github.com/chalk/chalk.git", {"type": "git", "url": "git@github.com:chalk/chalk.git"}]  # fmt: skip
     for shape in shapes:
-        assert npm_candidates({"repository": shape}) == [("repository", "https://github.com/chalk/chalk#readme")]
+        assert _root(npm_candidates({"repository": shape})) == "https://github.com/chalk/chalk#readme"
+    monorepo = {"type": "git", "url": "git+https://github.com/o/r.git", "directory": "packages/core"}
+    assert _root(npm_candidates({"repository": monorepo})) == "https://github.com/o/r/tree/HEAD/packages/core"
+    assert _root(npm_candidates({"bugs": {"url": "https://github.com/o/r/issues"}})) == "https://github.com/o/r#readme"
     meta = {"info": {"project_urls": {"Source": "https://github.com/kjd/idna", "Changelog": "https://x.org/c"}}}
-    assert pypi_candidates(meta) == [("project_urls source", "https://github.com/kjd/idna")]
+    assert find_root(*pypi_candidates(meta)).max_depth == 0 and _root(pypi_candidates(meta)) == (
+        "https://github.com/kjd/idna"
+    )
 
 
 @pytest.mark.e2e
@@ -88,15 +98,18 @@ def test_an_entry_reads_back_through_tomllib_whatever_text_the_registry_answered
 
 
 def test_versioned_layouts_are_read_the_docs_and_version_segments():
-    assert _versioned_urls("https://requests.readthedocs.io", "2.31.0")[:2] == [
+    assert versioned_roots("https://requests.readthedocs.io", "2.31.0")[:2] == [
         "https://requests.readthedocs.io/en/2.31.0/", "https://requests.readthedocs.io/en/v2.31.0/"
     ]  # fmt: skip
-    assert "https://flask.palletsprojects.com/en/2.3.x/" in _versioned_urls(
-        "https://flask.palletsprojects.com/", "2.3.3"
+    assert "https://flask.palletsprojects.com/en/2.3.x/" in versioned_roots(
+        "https://flask.palletsprojects.com/en/stable/", "2.3.3"
     )
-    assert _versioned_urls("https://docs.python.org/3/library/", "3.11")[0] == "https://docs.python.org/3.11/library/"
-    assert _versioned_urls("https://numpy.org/doc/", "2.1")[0] == "https://numpy.org/doc/2.1/"
-    assert _versioned_urls("https://github.com/x/y#readme", "1.0") == []
+    assert versioned_roots("https://docs.python.org/3/library/", "3.11")[0] == "https://docs.python.org/3.11/library/"
+    assert versioned_roots("https://numpy.org/doc/", "2.1")[0] == "https://numpy.org/doc/2.1/"
+    assert versioned_roots("https://socket.io/docs/v4/", "5.1.0")[5:7] == [
+        "https://socket.io/docs/5/", "https://socket.io/docs/v5/"
+    ]  # fmt: skip
+    assert versioned_roots("https://github.com/x/y#readme", "1.0") == []
 
 
 class _Registry(BaseHTTPRequestHandler):
@@ -168,7 +181,7 @@ def test_docsbot_add_takes_the_pinned_versions_tree_or_says_it_took_the_latest(r
     done = add(registry, tmp_path, "demo>=1,<2")
     assert done.returncode == 0, done.stderr
     text = (tmp_path / "libraries.toml").read_text()
-    assert "# no tree of 1.0 found" in text and "the latest docs" in text
+    assert "# no tree of 1.0 found" in text and "the newest docs" in text
     assert [(e.version, e.url) for e in load(tmp_path / "libraries.toml")] == [
         ("2.0", f"{registry}/en/2.0/"), ("latest", f"{registry}/en/latest/")
     ]  # fmt: skip
@@ -192,7 +205,7 @@ def test_the_registries_themselves_name_documentation_roots():
             pytest.skip(
                 f"{BY_DESIGN}the live registries are outside the test's control: pypi.org cannot be reached: {exc}"
             )
-        never = lambda url: False  # noqa: E731 - documentation hosts are not asked: only the registries' answers
+        never = no_probes  # documentation hosts are not asked: only the registries' answers
         assert "requests.readthedocs.io" in resolve("requests", None, "pypi", client=client, probe=never).url
         assert "flask.palletsprojects.com" in resolve("Flask", "2.3.3", "pypi", client=client, probe=never).url
         assert resolve("express", "^4", "npm", client=client, probe=never).url.startswith("https://expressjs.com")

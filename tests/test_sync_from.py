@@ -137,7 +137,7 @@ def test_the_dry_run_prints_the_plan_and_writes_nothing(world, tmp_path):
     assert "requirements.txt (for Python 3.12 on linux; no lock file):" in out
     docs = world["docs"]
     assert f"  add       demo ==2.0 -> demo@2.0 {docs}/en/2.0/ (version 2.0: pinned; " in out
-    assert f"{docs}/en/2.0/: the tree of 2.0)" in out
+    assert f"{docs}/en/2.0/: the tree of 2.0, confirmed by its host)" in out
     assert "  add       dead >=0.9 -> dead@" in out and "version 1.0: the newest release inside >=0.9 (PEP 440)" in out
     assert "  no docs   no-such-package: no-such-package: no such package on pypi" in out
     assert "  skipped   pywin32>=306; sys_platform == \"win32\": its marker 'sys_platform == \"win32\"' is false for " \
@@ -148,8 +148,11 @@ def test_the_dry_run_prints_the_plan_and_writes_nothing(world, tmp_path):
     assert "plan for libraries.toml: 2 to add, 0 declared already, 1 without docs found, 2 skipped" in out
     assert "--dry-run: nothing written, nothing run" in out
     assert not (tmp_path / "libraries.toml").exists() and "Traceback" not in done.stderr
-    # nothing crawled: the docs host saw the probes of the version's tree, and no page beyond them
-    assert {h.path for h in world["site"].site.hits} == {"/en/2.0/index.html"}
+    # nothing crawled: the docs host saw the probes (a path that cannot exist, for a soft 404; the root the metadata
+    # names; the version's tree), and no page beyond them
+    probes = {h.path for h in world["site"].site.hits}
+    assert {"/en/latest/index.html", "/en/2.0/index.html"} <= probes and len(probes) == 3, probes
+    assert [p for p in probes if "no-such-page" in p], probes
     windows = docsbot(world, tmp_path, "sync", "--from", "requirements.txt", "--dry-run", "--platform", "windows")
     assert "  no docs   pywin32 >=306: pywin32: no such package on pypi" in windows.stdout  # its marker holds there
 
@@ -167,7 +170,7 @@ def test_the_run_ends_with_a_table_that_adds_up_and_an_exit_code_that_says_what_
     assert (
         result == "failed"
         and "(log: " in detail
-        and detail.startswith(f"full index failed: the root URL {DEAD}/en/latest/ failed (Connection was refused")
+        and detail.startswith(f"full index failed: the root URL {DEAD}/en/1.0/ failed (Connection was refused")
     )  # the spider's own line from the run's log, not only the outcome's "root_failed"
     assert row(out, "no-such-package") == ("failed", "no docs found: no-such-package: no such package on pypi "
                                            f"({world['registry']}/pypi/no-such-package/json answers 404) "

@@ -142,6 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
     add.add_argument("--refresh", help="how often it is due (12h, 7d); default the file's [defaults]")
     add.add_argument("--dry-run", action="store_true", help="print the entry, write nothing")
     _environment_options(add)
+    add.add_argument("--url", help="its documentation root, when the registry's metadata cannot tell (still checked)")
     add.set_defaults(func=cmd_add)
     docs = sub.add_parser("docs", help="a library's docs on a topic (or its overview) within a token budget")
     docs.add_argument("library", metavar="LIBRARY[@VERSION]", help="an indexed library; VERSION may be loose (3.x)")

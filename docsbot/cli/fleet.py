@@ -50,7 +50,7 @@ def cmd_add(args: argparse.Namespace) -> int:
     path = Path(args.file or DEFAULT_FILE)
     try:
         with httpx.Client(timeout=20, follow_redirects=True, headers={"User-Agent": "docsbot"}) as client:
-            found = resolve(name, spec, args.ecosystem, client=client)
+            found = resolve(name, spec, args.ecosystem, client=client, url=args.url)
     except (RegistryError, VersionSpecError) as exc:
         print(f"docsbot add: {exc}", file=sys.stderr)
         return 1
@@ -68,7 +68,8 @@ def cmd_add(args: argparse.Namespace) -> int:
         print(f"docsbot add: {path} declares {found.name}@{found.version} already; nothing written", file=sys.stderr)
         return 1
     print(entry, end="")
-    print(f"added {found.name}@{found.version} to {path}; `docsbot sync {path}` indexes it")
+    checked = "confirmed by its host" if found.verified else "unverified: its host was not asked or could not tell"
+    print(f"added {found.name}@{found.version} to {path} ({checked}); `docsbot sync {path}` indexes it")
     return 0
 
 

@@ -1,20 +1,24 @@
 """From a package to the root of its documentation, at the version a project pins: the package registries' own
-metadata (PyPI's JSON API, npm's registry), then the versioned layouts documentation hosts use.
+metadata (PyPI's JSON API, npm's registry, crates.io), read whole by :mod:`docsbot.fleet.roots`, then confirmed on
+the documentation host by :mod:`docsbot.fleet.probe` when it can be reached.
 
-- **PyPI** (``GET {DOCSBOT_PYPI_URL}/NAME/json``, https://docs.pypi.org/api/json/): ``info.project_urls`` under a
-  documentation label (Documentation, Docs, …; labels compared as PyPI normalizes them: lower case, no
-  punctuation), then ``info.docs_url``, then the home page (``Homepage``, ``info.home_page``).
-- **npm** (``GET {DOCSBOT_NPM_URL}/NAME``): ``homepage``, then the repository (``git+https://…/x.git`` as its web
-  page).
+- **PyPI** (``GET {DOCSBOT_PYPI_URL}/NAME/json``, https://docs.pypi.org/api/json/): every ``project_urls`` label,
+  ``home_page``, ``docs_url`` and the README (``info.description``).
+- **npm** (``GET {DOCSBOT_NPM_URL}/NAME``): the newest release's ``homepage``, ``repository`` (a monorepo's package
+  directory included) and ``bugs``, and the README (``readme``); a registry that sends none (a mirror or a proxy)
+  has it read from the tarball of the release being resolved (:mod:`docsbot.fleet.tarball`).
 - **crates.io** (``GET {DOCSBOT_CRATES_URL}/NAME``): ``crate.documentation``, else docs.rs, which keeps every
   release's docs at ``https://docs.rs/NAME/VERSION/``.
-- **Versioned layouts**: Read the Docs (``HOST/LANG/VERSION/``: ``/en/2.31.0/``, ``/en/v2.31.0/``, ``/en/2.31/``,
-  then ``stable`` and ``latest``) and trees named by a version (``/3.11/``, ``/v5/``): the pinned version's tree is
-  taken when the host answers for it, else the latest with a note saying so.
+- **The host** (:class:`~docsbot.fleet.probe.Prober`): the pinned version's tree (Read the Docs' ``/en/2.31.0/``,
+  ``/en/2.31.x/``; a version segment replaced: ``/3/`` → ``/3.11/``, ``/v4/`` → ``/v5/``; ``/doc/2.1/``), then the
+  root itself; a redirect is followed to where it leads (the crawl's scope is the root's own directory). A host
+  that cannot be reached leaves the entry **unverified**: written from the registry's data alone, the pin kept,
+  and a note saying so; a host that answers 404 for every tree of the pin gives the newest docs, with a note.
 
 A version is pinned (``==2.31.0``, npm's ``2.31.0``) or a range (``>=2,<3``, resolved to the newest release of the
-registry's list inside it by the ecosystem's own rules: :mod:`docsbot.fleet.versions`). Raises :class:`RegistryError`
-naming the package and what was tried.
+registry's list inside it by the ecosystem's own rules: :mod:`docsbot.fleet.versions`). Raises
+:class:`RegistryError` naming the package and what was tried; when the metadata names nothing usable,
+it says so and asks for the root (``docsbot add --url``).
 """
 
 from __future__ import annotations
@@ -29,6 +33,21 @@ from urllib.parse import urlsplit
 import tomli_w
 
 from docsbot.errors import DocsbotError
+from docsbot.fleet.probe import Answer, HostUnreachable, Prober, http_fetch
+from docsbot.fleet.roots import (
+    REPOSITORY_HOSTS,
+    Candidate,
+    Choice,
+    as_directory,
+    docs_link,
+    find_root,
+    has_versioned_layout,
+    npm_candidates,
+    pypi_candidates,
+    version_tree,
+    versioned_roots,
+)
+from docsbot.fleet.tarball import TarballError, tarball_readme
 from docsbot.fleet.versions import newest
 from docsbot.network import NetworkPolicy
 
@@ -38,25 +57,24 @@ if TYPE_CHECKING:
     import httpx
 
     from docsbot.config import ProjectSettings
+    from docsbot.fleet.roots import Link
 
-__all__ = ["ECOSYSTEMS", "RegistryError", "Resolution", "npm_candidates", "pypi_candidates", "resolve", "toml_entry"]
+__all__ = [
+    "ECOSYSTEMS",
+    "REPOSITORY_HOSTS",
+    "RegistryError",
+    "Resolution",
+    "no_probes",
+    "npm_candidates",
+    "pypi_candidates",
+    "resolve",
+    "toml_entry",
+]
 
 ECOSYSTEMS = ("pypi", "npm", "cargo")
 PYPI_URL = "https://pypi.org/pypi"
 NPM_URL = "https://registry.npmjs.org"
 CRATES_URL = "https://crates.io/api/v1/crates"
-_DOC_LABELS = ("documentation", "docs", "doc", "documentationurl", "apireference", "reference", "manual")
-_HOME_LABELS = ("homepage", "home", "website")
-_SOURCE_LABELS = ("source", "sourcecode", "code", "repository", "github")
-# A repository's page: its README is the documentation; the crawl takes that page alone (max_depth 0), not the
-# repository's thousands of code, issue and commit pages.
-REPOSITORY_HOSTS = ("github.com", "gitlab.com", "bitbucket.org", "codeberg.org")
-# Read the Docs' layout, on its own domains or a project's (flask.palletsprojects.com/en/2.3.x/): ORIGIN/LANG/VERSION/
-_RTD = re.compile(
-    r"^(?P<origin>https?://[^/]+?\.(?:readthedocs\.io|readthedocs\.org|rtfd\.io))(?:/|$)"
-    r"|^(?P<other>https?://[^/]+)(?:/?$|/(?P<lang>[a-z]{2}(?:[-_][a-z]+)?)/(?:latest|stable|[\w.]+)/?)"
-)
-_VERSION_SEGMENT = re.compile(r"/(v?)(\d+(?:\.\d+){0,2}|latest|stable|current)/")
 
 
 class RegistryError(DocsbotError):
@@ -66,9 +84,10 @@ class RegistryError(DocsbotError):
 
 @dataclass
 class Resolution:
-    """A package's documentation root: ``url`` (the tree of ``version`` when the host has one, else the latest),
-    ``version`` (the label of that tree for the libraries file: the pinned version, or ``"latest"``), and
-    ``notes``: why, line by line."""
+    """A package's documentation root: ``url`` (the tree of ``version`` when the host has one, else the newest
+    docs), ``version`` (the label of that tree for the libraries file: the pinned version, or ``"latest"``),
+    ``notes``: why, line by line (the rule, the label or README line it came from), and ``verified``: whether the
+    documentation host confirmed the root (``False``: written from the registry's data alone)."""
 
     name: str
     ecosystem: str
@@ -77,52 +96,13 @@ class Resolution:
     package_version: str | None = None
     notes: list[str] = field(default_factory=list)
     max_depth: int | None = None  # 0 for a repository's page: its README alone
+    verified: bool = False
 
 
-def _label(text: str) -> str:
-    return re.sub(r"[^a-z0-9]", "", text.lower())
-
-
-def pypi_candidates(meta: dict[str, Any]) -> list[tuple[str, str]]:
-    """``(where, url)`` of a PyPI JSON answer, best first: documentation labels, ``docs_url``, home pages."""
-    info = meta.get("info") or {}
-    urls = {_label(k): v for k, v in (info.get("project_urls") or {}).items() if isinstance(v, str) and v}
-    out: list[tuple[str, str]] = []
-    for label in _DOC_LABELS:
-        if label in urls:
-            out.append((f"project_urls {label}", urls[label]))
-    if info.get("docs_url"):
-        out.append(("docs_url", info["docs_url"]))
-    for label in _HOME_LABELS:
-        if label in urls:
-            out.append((f"project_urls {label}", urls[label]))
-    if info.get("home_page"):
-        out.append(("home_page", info["home_page"]))
-    for label in _SOURCE_LABELS:
-        if label in urls:
-            out.append((f"project_urls {label}", urls[label]))
-    seen: set[str] = set()
-    return [(w, u) for w, u in out if u.startswith(("http://", "https://")) and not (u in seen or seen.add(u))]
-
-
-def npm_candidates(meta: dict[str, Any]) -> list[tuple[str, str]]:
-    """``(where, url)`` of an npm registry answer, best first: ``homepage``, then the repository's web page."""
-    out: list[tuple[str, str]] = []
-    if isinstance(meta.get("homepage"), str) and meta["homepage"].startswith(("http://", "https://")):
-        out.append(("homepage", meta["homepage"]))
-    repo = meta.get("repository")
-    url = repo.get("url") if isinstance(repo, dict) else repo if isinstance(repo, str) else None
-    if url and re.fullmatch(r"(github:)?[\w.-]+/[\w.-]+", url):  # npm's shorthand for a GitHub repository
-        url = "https://github.com/" + url.removeprefix("github:")
-    if url:
-        url = re.sub(r"^git\+", "", url)
-        url = re.sub(r"^git://", "https://", url)
-        url = re.sub(r"^ssh://(?:[^@/]+@)?", "https://", url)
-        url = re.sub(r"^git@([^:]+):", r"https://\1/", url)
-        url = re.sub(r"\.git$", "", url)
-        if url.startswith(("http://", "https://")):
-            out.append(("repository", url + "#readme"))
-    return out
+def no_probes(url: str) -> Answer:
+    """A probe that asks no documentation host (``resolve(..., probe=no_probes)``): every root is written from the
+    registry's data alone, as on a machine that cannot reach the hosts."""
+    raise HostUnreachable("probes are off")
 
 
 def _refusal(url: str, policy: NetworkPolicy) -> str | None:
@@ -133,6 +113,8 @@ def _refusal(url: str, policy: NetworkPolicy) -> str | None:
     parts = urlsplit(url)
     if not parts.hostname:
         return f"{url}: no host"
+    if policy.everything or parts.hostname.lower() in policy.hosts:  # nothing to look up
+        return None
     try:
         infos = socket.getaddrinfo(parts.hostname, parts.port or 0, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError, ValueError):
@@ -144,27 +126,6 @@ def _refusal(url: str, policy: NetworkPolicy) -> str | None:
     return None
 
 
-def _versioned_urls(url: str, version: str) -> list[str]:
-    """Where the tree of ``version`` would be on the host of ``url``: Read the Docs' language/version paths, or
-    the version segment of the URL replaced; most specific first."""
-    parts = version.split(".")
-    names = [version, f"v{version}"]
-    if len(parts) > 2:
-        minor = ".".join(parts[:2])
-        names += [minor, f"v{minor}", f"{minor}.x"]
-    seg = _VERSION_SEGMENT.search(url)
-    if seg and not _RTD.match(url):
-        return [url[: seg.start()] + f"/{name}/" + url[seg.end() :] for name in names]
-    m = _RTD.match(url)
-    if m:
-        origin = m.group("origin") or m.group("other")
-        lang = m.group("lang") or "en"
-        return [f"{origin}/{lang}/{name}/" for name in names]
-    if re.search(r"/docs?/?$", url):  # numpy.org/doc/ → numpy.org/doc/2.1/
-        return [f"{url.rstrip('/')}/{name}/" for name in names]
-    return []
-
-
 def resolve(
     name: str,
     spec: str | None = None,
@@ -173,12 +134,15 @@ def resolve(
     client: httpx.Client,
     pypi_url: str | None = None,
     npm_url: str | None = None,
-    probe: Callable[[str], bool] | None = None,
+    probe: Callable[[str], Answer] | None = None,
+    url: str | None = None,
     settings: ProjectSettings | None = None,
 ) -> Resolution:
     """The documentation root of package ``name`` at ``spec`` (``"2.31.0"``, ``">=2,<3"``, npm's ``"^4.17"``;
-    ``None``: the newest release) in ``ecosystem``, from its registry's metadata (``client``: an ``httpx.Client``;
-    ``probe(url)``: whether a documentation host answers a URL, by default a GET through ``client``). The
+    ``None``: the newest release) in ``ecosystem``, from its registry's metadata (``client``: an ``httpx.Client``)
+    or given (``url``: ``docsbot add --url``; the version and the probes still apply). ``probe(url)`` asks a
+    documentation host (an :class:`~docsbot.fleet.probe.Answer`, or :class:`~docsbot.fleet.probe.HostUnreachable`);
+    by default a GET through ``client``, :func:`no_probes` asks none. The
     registries' URLs (``DOCSBOT_PYPI_URL``, ``DOCSBOT_NPM_URL``, ``DOCSBOT_CRATES_URL``; ``pypi_url`` and
     ``npm_url`` first) and the networks besides public ones a documentation URL may be on
     (``DOCSBOT_ALLOWED_NETWORKS``) are read from ``settings`` (default: the project's, from the environment).
@@ -209,72 +173,231 @@ def resolve(
         meta = answer.json()
     except (json.JSONDecodeError, ValueError):
         raise RegistryError(f"{name}: {where} answers something that is not JSON") from None
+    evidence: list[Link] = []
+    policy = NetworkPolicy.public(settings.get("DOCSBOT_ALLOWED_NETWORKS"))
+    readme_note = None
     if ecosystem == "pypi":
         releases = list((meta.get("releases") or {}).keys()) or [meta.get("info", {}).get("version", "")]
-        candidates = pypi_candidates(meta)
+        candidates, evidence = pypi_candidates(meta)
         canonical = re.sub(r"[-_.]+", "-", (meta.get("info") or {}).get("name") or name).lower()
     elif ecosystem == "npm":
-        releases = list((meta.get("versions") or {}).keys())
-        latest = (meta.get("dist-tags") or {}).get("latest")
-        release = (meta.get("versions") or {}).get(latest) or {}
-        candidates = npm_candidates({k: release.get(k) or meta.get(k) for k in ("homepage", "repository")})
+        versions = meta.get("versions") or {}
+        releases = list(versions.keys())
+        release = versions.get((meta.get("dist-tags") or {}).get("latest")) or {}
+        fields = {k: release.get(k) or meta.get(k) for k in ("homepage", "repository", "bugs", "readme")}
+        if (
+            not isinstance(fields["readme"], str)
+            or not fields["readme"].strip()
+            or fields["readme"].startswith("ERROR: No README")
+        ):  # the README of the release being resolved, from its tarball
+            pinned = versions.get(newest(releases, spec, ecosystem, meta.get("dist-tags"))) if spec else None
+            fields["readme"], readme_note = _tarball_readme(pinned or release, base, client, policy)
+        candidates, evidence = npm_candidates(fields)
         canonical = meta.get("name") or name
     else:
         crate = meta.get("crate") or {}
         releases = [v["num"] for v in meta.get("versions") or [] if not v.get("yanked") and v.get("num")]
         canonical = crate.get("name") or name
         documentation = crate.get("documentation") or ""
-        if not documentation or "docs.rs/" in documentation:
+        if not url and (not documentation or "docs.rs/" in documentation):
             version = newest(releases, spec, ecosystem)
             if spec and version is None:
                 raise RegistryError(f"{name}: no release matches {spec!r} on {ecosystem}")
             version = version or crate.get("max_stable_version") or "latest"
-            url = f"https://docs.rs/{canonical}/{version}/{canonical.replace('-', '_')}/"
-            return Resolution(canonical, ecosystem, version, url, version,
-                              [f"{url}: docs.rs, which keeps every release's docs"])  # fmt: skip
-        candidates = [("crate.documentation", documentation)]
+            root = f"https://docs.rs/{canonical}/{version}/{canonical.replace('-', '_')}/"
+            return Resolution(canonical, ecosystem, version, root, version,
+                              [f"{root}: docs.rs, which keeps every release's docs"])  # fmt: skip
+        candidates = [Candidate(documentation, "docs", 100, "crate.documentation")]
     package_version = newest(releases, spec, ecosystem, meta.get("dist-tags"))
     if spec and package_version is None:
         raise RegistryError(f"{name}: no release matches {spec!r} on {ecosystem}")
-    if not candidates:
-        raise RegistryError(f"{name}: its {ecosystem} metadata names no documentation or home page URL ({where})")
-    policy = NetworkPolicy.public(settings.get("DOCSBOT_ALLOWED_NETWORKS"))
-    checked = [(where_found, url, _refusal(url, policy)) for where_found, url in candidates]
-    refused = [reason for _, _, reason in checked if reason]
-    candidates = [(where_found, url) for where_found, url, reason in checked if reason is None]
-    if not candidates:
+    prober = Prober(probe or http_fetch(client, lambda u: _refusal(u, policy)))
+    if url:
+        choice = Choice(url if urlsplit(url).path else url + "/", "given", [f"{url}: given (--url)"])
+        if (reason := _refusal(url, policy)) is not None:
+            raise RegistryError(f"{name}: {reason}: docsbot does not crawl it (DOCSBOT_ALLOWED_NETWORKS allows more)")
+    else:
+        choice = _choose(name, ecosystem, where, candidates, evidence, policy, prober, package_version)
+        if readme_note and (readme_note.startswith("the registry sends no README") or (
+            choice.source is not None and choice.source.where.startswith("README")
+        )):  # fmt: skip
+            choice.notes.insert(1, readme_note)
+    result = Resolution(canonical, ecosystem, "latest", choice.url, package_version, choice.notes, choice.max_depth)
+    if choice.kind == "repository":
+        return result
+    try:
+        _confirm(result, choice, prober, spec, evidence)
+    except HostUnreachable as exc:
+        _unverified(result, spec, evidence, str(exc))
+    return result
+
+
+def _tarball_readme(
+    release: dict[str, Any], registry: str, client: httpx.Client, policy: NetworkPolicy
+) -> tuple[str | None, str]:
+    """``(README, note)`` of an npm release whose document has none (a registry's mirror or proxy may leave it
+    out): read from the release's tarball (``dist.tarball``, its hash checked against ``dist.integrity``; see
+    :mod:`docsbot.fleet.tarball`), ``None`` and why when it cannot be. A tarball off the registry's host, and
+    every redirect off it, is held to ``policy``."""
+    dist = release.get("dist") or {}
+    url = dist.get("tarball")
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+        return None, "the registry sends no README and names no tarball to read it from"
+    own = urlsplit(registry).netloc
+
+    def refusal(hop: str) -> str | None:
+        return None if urlsplit(hop).netloc == own else _refusal(hop, policy)
+
+    try:
+        found = tarball_readme(client, url, dist.get("integrity"), dist.get("shasum"), refusal=refusal)
+    except TarballError as exc:
+        return None, f"the registry sends no README, and none could be read from the tarball: {exc}"
+    checked = "its hash checked against the registry's" if found.verified else "not checked: over the cap"
+    return found.text, f"README read from the tarball, {found.member} of {url} ({checked})"
+
+
+def _choose(
+    name: str,
+    ecosystem: str,
+    where: str,
+    candidates: list[Candidate],
+    evidence: list[Link],
+    policy: NetworkPolicy,
+    prober: Prober,
+    version: str | None = None,
+) -> Choice:
+    """The root :func:`~docsbot.fleet.roots.find_root` picks among the candidates whose addresses ``policy``
+    allows (a refused one is dropped and the choice made again), a redirector (``aka.ms/…``) followed to where it
+    leads (one that cannot be followed from here is dropped, and the note says so). Raises
+    :class:`RegistryError` when none is left, asking for ``--url``."""
+    refused: list[str] = []
+    unfollowed: list[str] = []
+    while True:
+        choice = find_root(candidates, evidence, f"{ecosystem}'s", name, version)
+        if choice is None:
+            break
+        reason = _refusal(choice.url, policy)
+        if reason is None and choice.kind == "redirect":
+            try:
+                answer = prober.get(choice.url)
+            except HostUnreachable as exc:
+                answer = Answer(choice.url, 0, choice.url, str(exc))
+            if answer.status == 200:
+                choice.notes.append(f"{answer.final_url}: where {choice.url} leads")
+                choice.url, choice.kind = answer.final_url, "docs"
+            else:  # the README's pointer to its docs: its other links are not what it named, so they go too
+                unfollowed.append(f"{choice.url} ({answer.title or answer.status})")
+                readme = choice.source.where.startswith("README") if choice.source else False
+                candidates = [c for c in candidates if c is not choice.source
+                              and not (readme and c.where.startswith("README"))]  # fmt: skip
+                continue
+        if reason is None:
+            if unfollowed:
+                choice.notes.insert(1, f"the documentation its README names through a redirector cannot be followed "
+                                       f"from here: {'; '.join(unfollowed)}")  # fmt: skip
+            return choice
+        refused.append(reason)
+        candidates = [c for c in candidates if c is not choice.source]
+    if refused:
         raise RegistryError(
             f"{name}: its {ecosystem} metadata names only addresses that are not public ({'; '.join(refused)}): "
             "docsbot does not crawl them on a registry's word (DOCSBOT_ALLOWED_NETWORKS allows more)"
         )
-    where_found, url = candidates[0]
-    result = Resolution(canonical, ecosystem, "latest", url, package_version,
-                        [f"{url}: from {ecosystem}'s {where_found}"])  # fmt: skip
-    if re.match(r"https?://(www\.)?(" + "|".join(map(re.escape, REPOSITORY_HOSTS)) + r")/", url):
-        result.max_depth = 0
-        result.notes.append("a repository's page: its README is the documentation (max_depth 0: that page alone)")
-        return result
+    through = f"; its README names it only through a redirector, {'; '.join(unfollowed)}" if unfollowed else ""
+    raise RegistryError(
+        f"{name}: cannot tell where its documentation is: its {ecosystem} metadata ({where}) names no documentation,"
+        f" home page or repository URL docsbot can use{through}; give the root: docsbot add NAME --url URL"
+    )
 
-    def answers(candidate: str) -> bool:
-        if probe is not None:
-            return probe(candidate)
-        try:
-            return client.get(candidate).status_code == 200
-        except httpx.HTTPError:
-            return False
 
-    if package_version and spec:
-        for candidate in _versioned_urls(url, package_version):
-            if answers(candidate):
-                result.url, result.version = candidate, package_version
-                result.notes.append(f"{candidate}: the tree of {package_version}")
-                return result
-        tried = _versioned_urls(url, package_version)
+def _confirm(result: Resolution, choice: Choice, prober: Prober, spec: str | None, evidence: list[Link]) -> None:
+    """Ask the host: the root (where it redirects, the docs a home page links), then the pinned version's tree
+    (the first name the host has). Raises :class:`HostUnreachable` (the caller writes the entry unverified) and
+    :class:`RegistryError` (the root the metadata names is not there)."""
+    _confirm_root(result, choice, prober)
+    version = result.package_version
+    if spec and version:
+        tried, undecided = [], []
+        for candidate in versioned_roots(result.url, version, evidence):
+            there, answer = prober.check(candidate)
+            if there:
+                result.url, result.version = answer.final_url, version
+                result.notes.append(f"{result.url}: the tree of {version}, confirmed by its host"
+                                    + (f" (where {candidate} leads)" if result.url != candidate else ""))  # fmt: skip
+                return
+            (tried if there is False else undecided).append(f"{candidate} ({answer.status})")
+        if undecided:
+            soft = ", a soft 404" if prober.soft_404(undecided[0].split(" ")[0]) else ""
+            result.verified = False
+            raise HostUnreachable(
+                f"its answers cannot tell whether the tree of {version} is there ({', '.join(undecided[:3])}{soft})"
+            )
         result.notes.append(
-            f"no tree of {package_version} found ({', '.join(tried) or 'the site has no versioned layout'}): "
-            "the latest docs, which may describe another version"
+            f"no tree of {version} found ({', '.join(tried) or 'the site has no versioned layout'}): "
+            "the newest docs, which may describe another version"
         )
-    return result
+
+
+def _confirm_root(result: Resolution, choice: Choice, prober: Prober) -> None:
+    """The root as its host answers it: a guessed root that is not there (a Read the Docs tree, a home's docs
+    directory) gives way to the root before the guess; a redirect is followed to where it leads (the crawl's scope
+    is the root's own directory); a home page (a host's root named as the home) gives way to the documentation it
+    links as such."""
+    there, answer = prober.check(result.url)
+    if there is False and choice.guessed and choice.unguessed:
+        why = choice.guess_why
+        result.notes.append(f"{result.url} is not there ({answer.status}): {why}; {choice.unguessed} instead")
+        result.url = choice.unguessed
+        there, answer = prober.check(result.url)
+    if there is None:
+        soft = " (the host answers 200 for any path: a soft 404)" if prober.soft_404(result.url) else ""
+        raise HostUnreachable(f"its answer cannot confirm {result.url}: {answer.status}{soft}")
+    if there is False:
+        source = "given with --url" if choice.kind == "given" else f"where its {result.ecosystem} metadata points"
+        raise RegistryError(
+            f"{result.name}: {result.url}, {source}, is not there ({answer.status}); give the root: "
+            "docsbot add NAME --url URL"
+        )
+    if answer.final_url != result.url:
+        result.notes.append(f"{answer.final_url}: where {result.url} leads (the crawl's scope is the root's own "
+                            "directory)")  # fmt: skip
+        result.url = answer.final_url
+    if (
+        choice.kind == "home"
+        and urlsplit(result.url).path in ("", "/")
+        and (link := docs_link(result.url, answer.body))
+    ):
+        docs = version_tree(link) or as_directory(link, result.name)
+        there, found = prober.check(docs)
+        if there:
+            result.notes.append(f"{found.final_url}: the documentation its home page links as such ({link})")
+            result.url = found.final_url
+    result.verified = True
+    result.notes.append(f"{result.url}: confirmed by its host")
+
+
+def _unverified(result: Resolution, spec: str | None, evidence: list[Link], reason: str) -> None:
+    """The entry from the registry's data alone: the pinned version kept as its label, its tree guessed from the
+    host's layout (the names the metadata shows on that host first), and notes saying so."""
+    result.verified = False
+    version = result.package_version
+    if spec and version:
+        result.version = version
+        trees = versioned_roots(result.url, version, evidence) if has_versioned_layout(result.url) else []
+        if trees:
+            result.url = trees[0]
+            result.notes.append(
+                f"unverified ({reason}): {trees[0]}: the tree of {version} as its host's layout "
+                f"would name it, not confirmed (others: {', '.join(trees[1:3])}); run docsbot add again where the "
+                "host can be reached, or give --url"
+            )
+        else:
+            result.notes.append(
+                f"unverified ({reason}), and {result.url} shows no versioned layout: the "
+                f"docs there may describe another version than {version}; give --url if the host keeps a tree of it"
+            )
+        return
+    result.notes.append(f"unverified ({reason}): the root is from the registry's data alone")
 
 
 def toml_entry(resolution: Resolution, refresh: str | None = None) -> str:
