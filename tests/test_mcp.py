@@ -544,7 +544,7 @@ def test_resolve_library_and_get_docs_answer_what_an_agent_asks(crawl, docsite, 
             first = docs["sections"][0]
             assert first["title"] == "API reference" and "Schedule a coroutine" in first["content"]
             assert first["deep_link"].startswith(f"{docsite.url}/docs/api.html")
-            assert docs["tokens"] == sum(s["tokens"] for s in docs["sections"]) <= 300
+            assert sum(s["tokens"] for s in docs["sections"]) < docs["tokens"] <= 300  # the whole reply counted
             assert len({s["deep_link"] for s in docs["sections"]}) == len(docs["sections"])
 
             overview = answer(await session.call_tool("get_docs", {"library": "testdocs", "version": "latest"}))
@@ -552,8 +552,8 @@ def test_resolve_library_and_get_docs_answer_what_an_agent_asks(crawl, docsite, 
             assert "Test Docs explain the library" in overview["sections"][0]["content"]
 
             tight = answer(await session.call_tool("get_docs", {"library": "testdocs", "topic": "install with pip",
-                                                                "max_tokens": 100}))  # fmt: skip
-            assert tight["tokens"] <= 100
+                                                                "max_tokens": 300}))  # fmt: skip
+            assert tight["tokens"] <= 300 and tight["sections"]
             examples = answer(await session.call_tool("search_docs", {"query": "install the library and run it",
                                                                       "kind": "example"}))["results"]  # fmt: skip
             assert [r["url"] for r in examples] == [f"{docsite.url}/docs/guide.html"]  # the one page with code
