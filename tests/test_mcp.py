@@ -249,11 +249,11 @@ def test_stdio_tools_answer_from_the_database_and_reject_bad_calls(crawl, docsit
 
             # bad calls: tool errors with a clear message; the server keeps serving
             for args, expected in [
-                ({"query": "x", "limit": 0}, "greater than or equal to 1"),
-                ({"query": "x", "limit": 51}, "less than or equal to 50"),
-                ({"query": ""}, "at least 1 character"),
+                ({"query": "x", "limit": 0}, "limit: a whole number from 1 to 50, got 0"),
+                ({"query": "x", "limit": 51}, "limit: a whole number from 1 to 50, got 51"),
+                ({"query": ""}, "query: a text of 1 to 2000 characters, got ''"),
                 ({"query": "   "}, "the query is empty"),
-                ({"query": "x" * 2001}, "at most 2000 characters"),
+                ({"query": "x" * 2001}, "got 2001 characters"),
                 ({"limit": 3}, "query"),
                 ({"query": "task", "library": "nosuchlib"}, "nosuchlib is not indexed; indexed: testdocs@1.0"),
                 ({"query": "task", "library": "testdocs", "version": "9"}, "indexed: testdocs@1.0"),
@@ -264,7 +264,7 @@ def test_stdio_tools_answer_from_the_database_and_reject_bad_calls(crawl, docsit
                 ({"url": "https://elsewhere.example/x.html"}, "not in any indexed version; indexed: testdocs@1.0"),
                 ({"url": f"{docsite.url}/docs/private/secret.html"}, "is not stored in testdocs@1.0"),
                 ({"url": guide, "section": "nowhere"}, "no section 'nowhere'"),
-                ({"url": "x" * 3000}, "at most 2048 characters"),
+                ({"url": "x" * 3000}, "url: a text of 1 to 2048 characters, got 3000 characters"),
             ]:
                 assert expected in error(await session.call_tool("get_page", args)), args
             for tool in ("refresh_library", "get_run"):

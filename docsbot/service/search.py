@@ -275,8 +275,12 @@ def unknown_message(known: list[store.VersionRow], library: str | None, version:
 
     from docsbot.service.docs import name_matches
 
-    wanted = version_label(library or "*", version) if version is not None else (library or "*")
     libraries = sorted({v.library for v in known})
+    wanted = version_label(library or "*", version) if version is not None else (library or "*")
+    if library is not None and library not in libraries:  # the library is what is unknown, whatever the version
+        wanted = library
+    elif version == "":
+        wanted = f"{library} without a version"
     near: list[str] = []
     if library is not None and library not in libraries:
         near = [name for name, _ in name_matches(library, libraries, 3)]
