@@ -146,6 +146,36 @@ def test_http_address_and_sections():
     assert find_heading(headings, "nowhere", None) is None
 
 
+def test_bad_arguments_are_one_line_naming_each_argument_and_what_it_takes():
+    """What the server answers for arguments that fail a tool's input schema, from pydantic's own error and the
+    schema the tool lists (its type, range, length or choices), instead of pydantic's report."""
+    from typing import Annotated, Literal
+
+    from pydantic import BaseModel, Field, ValidationError
+
+    from docsbot.mcp.arguments import bad_arguments
+
+    class Arguments(BaseModel):
+        query: Annotated[str, Field(min_length=1, max_length=2000)]
+        limit: Annotated[int, Field(ge=1, le=50)] = 5
+        kind: Literal["docs", "changelog"] | None = None
+        diffs: bool = False
+
+    schema = Arguments.model_json_schema()
+    for arguments, expected in [
+        ({"limit": 0}, "query: required, a text of 1 to 2000 characters; limit: a whole number from 1 to 50, got 0"),
+        ({"query": "x" * 3000}, "query: a text of 1 to 2000 characters, got 3000 characters"),
+        ({"query": "x", "kind": "blog"}, "kind: one of 'docs', 'changelog', or null, got 'blog'"),
+        (
+            {"query": "x", "diffs": "maybe", "limit": "many"},
+            "limit: a whole number from 1 to 50, got 'many'; diffs: true or false, got 'maybe'",
+        ),  # fmt: skip
+    ]:
+        with pytest.raises(ValidationError) as caught:
+            Arguments.model_validate(arguments)
+        assert bad_arguments(caught.value, schema) == expected
+
+
 def test_the_token_is_a_declared_setting_kept_out_of_the_settings_repr(monkeypatch):
     """DOCSBOT_MCP_TOKEN is declared in the settings model (the server reads it through the project's settings, the
     environment as before); the model's repr, which a log line might print, does not show it."""
