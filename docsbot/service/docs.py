@@ -34,6 +34,7 @@ __all__ = [
     "llms_txt",
     "name_matches",
     "pack",
+    "piece_text",
     "section_markdown",
     "without_title",
 ]
@@ -180,15 +181,27 @@ class Piece:
     fallback: str = ""
 
 
+def piece_text(piece: Piece, limit: int, count: Callable[[str], int], min_tokens: int = 50, top: bool = False) -> str:
+    """As much of ``piece`` as fits ``limit`` tokens: its content whole, else its fallback whole, else the head of
+    the fallback (or the content) in whole blocks when at least ``min_tokens`` fit; for the ``top`` match, else
+    :func:`cut` inside a block. ``""`` when nothing of it fits."""
+    for candidate in (piece.content, piece.fallback):
+        if candidate and count(candidate) <= limit:
+            return candidate
+    text = fit(piece.fallback or piece.content, limit, count)
+    if count(text) < min_tokens:  # the top match is cut inside a block rather than dropped
+        text = cut(piece.fallback or piece.content, limit, count) if top else ""
+    return text if text.strip() else ""
+
+
 def pack(
     pieces: list[Piece], max_tokens: int, count: Callable[[str], int], min_tokens: int = 50
 ) -> list[tuple[Piece, str, int]]:
     """``pieces`` in order, each as much of it as fits what is left of ``max_tokens``, and at most a share of it
     (the first piece a quarter, the others an eighth, unless it is the last piece: so that a long section does not
     crowd out the next pages, which hold the answer as often as the first; eval/get_docs.py at 5,000 tokens: a
-    target page in the answer for 93% of make eval's questions, 88% with halves and half as many pages): its
-    content whole, else its fallback whole, else the head of the fallback (or the content) in whole blocks, when
-    at least ``min_tokens`` fit. The first piece is never left out: when fewer than ``min_tokens`` of it fit in
+    target page in the answer for 93% of make eval's questions, 88% with halves and half as many pages), as
+    :func:`piece_text` takes it. The first piece is never left out: when fewer than ``min_tokens`` of it fit in
     whole blocks, it is :func:`cut` inside a block (code included). A later piece whose ``deep_link`` came
     already, or that nothing of fits, is left out. Returns ``(piece, text, tokens)``; the tokens add up to at
     most ``max_tokens``."""
@@ -202,16 +215,8 @@ def pack(
             continue
         share = max(min_tokens, max_tokens // (4 if not out else 8))
         limit = left if n == len(pieces) - 1 else min(left, share)
-        text = ""
-        for candidate in (piece.content, piece.fallback):
-            if candidate and count(candidate) <= limit:
-                text = candidate
-                break
+        text = piece_text(piece, limit, count, min_tokens, top=not out)
         if not text:
-            text = fit(piece.fallback or piece.content, limit, count)
-            if count(text) < min_tokens:  # the top match is cut inside a block rather than dropped
-                text = cut(piece.fallback or piece.content, limit, count) if not out else ""
-        if not text.strip():
             continue
         tokens = count(text)
         seen.add(piece.deep_link)

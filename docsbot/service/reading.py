@@ -64,11 +64,12 @@ def _fit_reply(pieces: list[Any], empty: DocsResult, forms: tuple[str, ...], cou
     """``empty`` filled with as much of ``pieces`` (:func:`docsbot.service.docs.pack`) as keeps the whole reply
     (:func:`reply_tokens`) within its ``max_tokens``, ``tokens`` set to the reply's count: the largest budget for
     the sections whose reply fits, found by bisection (each section costs its text twice and its title, headings
-    and links besides, so that the sections' share of the reply depends on how many there are). The bisection
-    adds up each section's cost (counts are remembered across tries: the same blocks are counted once); the reply
-    chosen is then counted whole, and the budget lowered by what it is over, if anything. Raises
-    :class:`Invalid` when not even the reply's own fields and a word of the top match fit."""
-    from docsbot.service.docs import pack, section_markdown
+    and links besides, so that the sections' share of the reply depends on how many there are), then the top
+    match grown into what room is left (whole blocks, else cut inside the next one), the other sections as they
+    are. The bisections add up each section's cost (counts are remembered across tries: the same blocks are
+    counted once); the reply chosen is then counted whole, and the budget lowered by what it is over, if
+    anything. Raises :class:`Invalid` when not even the reply's own fields and a word of the top match fit."""
+    from docsbot.service.docs import cut, pack, piece_text, section_markdown
 
     limit = empty.max_tokens
     count = _remembering(count)
@@ -101,16 +102,33 @@ def _fit_reply(pieces: list[Any], empty: DocsResult, forms: tuple[str, ...], cou
         found = sections(budget)
         return found if found is not None and estimate(found) <= limit else None
 
-    best, budget = fits(limit), limit
-    if best is None:
-        low, high = 1, limit - 1
+    def top_grown(tokens: int) -> list[DocsSection] | None:  # the others as they are, the top match longer
+        text = piece_text(pieces[0], tokens, count, top=True)
+        if text != pieces[0].content:  # not whole: into the next block if no whole one more fits
+            longer = cut(pieces[0].fallback or pieces[0].content, tokens, count)
+            text = longer if count(longer) > count(text) else text
+        if count(text) <= best[0].tokens:
+            return None
+        found = [best[0].model_copy(update={"content": text, "tokens": count(text)}), *best[1:]]
+        return found if estimate(found) <= limit else None
+
+    def largest(low: int, high: int, attempt: Callable[[int], list[DocsSection] | None]) -> tuple[Any, int]:
+        best, at = None, 0
         while low <= high:
             middle = (low + high) // 2
-            found = fits(middle)
+            found = attempt(middle)
             if found is not None:
-                best, budget, low = found, middle, middle + 1
+                best, at, low = found, middle, middle + 1
             else:
                 high = middle - 1
+        return best, at
+
+    best, budget = fits(limit), limit
+    if best is None:
+        best, budget = largest(1, limit - 1, fits)
+    if best:  # room to spare (one more section would not fit, or its share was spent): the top match takes it
+        grown, _ = largest(best[0].tokens + 1, limit, top_grown)
+        best = grown or best
     while best is not None:  # the reply counted whole: joins and the count's own digits may differ a little
         result = _counted(empty.model_copy(update={"sections": best}), forms, count)
         if result.tokens <= limit:
