@@ -4,7 +4,10 @@ A thin interface over the service (:class:`docsbot.service.DocsIndex`), which ke
 connection pool warm. Its tools, over stdio (what desktop clients launch) or Streamable HTTP:
 
 - ``search_docs(query, library=None, version=None, limit=5)``: page-level hybrid search, as ``docsbot search``;
-- ``list_libraries()``: what is indexed, with counts and the last run of each version;
+- ``list_libraries()``: what is indexed, with each version's status, counts, freshness and last run;
+- ``resolve_library(name)``: the indexed libraries a name may mean, their versions with pages first;
+- ``get_docs(library, version=None, topic=None, max_tokens=5000)``: a version's best sections for a topic, the
+  whole reply (Markdown text and structured JSON) within ``max_tokens``, its top match always in it;
 - ``get_page(url, section=None)``: a page's stored Markdown, or one section of it by anchor; no network request;
 - ``get_changes(library, version=None, since=None, diffs=False)``: what the library's refreshes changed;
 - ``diff_versions(library, old_version, new_version)``: names added, removed and changed between two versions;
@@ -14,8 +17,10 @@ connection pool warm. Its tools, over stdio (what desktop clients launch) or Str
   process, or a job scheduled on Scrapyd when ``SCRAPYD_URL`` is set: there is one refresh path.
 
 Every tool runs its database and model work on a worker thread (``anyio.to_thread``), so calls do not block
-each other. A bad argument, an unknown library or page, or a database that is down gives a tool error
-(``CallToolResult.is_error``) with a message that says what to do; the server keeps serving. Over HTTP off
+each other. A bad argument (one line naming it, what it takes and what it got: :class:`DocsbotServer`), an
+unknown library (with the nearest indexed names) or page, a version without pages (with its state), or a database
+that is down gives a tool error (``CallToolResult.is_error``) with a message that says what to do; the server keeps
+serving. Over HTTP off
 loopback, a shared token (``DOCSBOT_MCP_TOKEN``) is checked by the SDK's own bearer-token hooks
 (:class:`SharedTokenVerifier`). How the server is served (stdio, Streamable HTTP) is :mod:`docsbot.mcp.transport`.
 """
