@@ -100,3 +100,22 @@ class LoggingEmbedder(HashingEmbedder):
         with open(os.environ["EMBED_LOG"], "a") as log:
             log.write("".join(embed_key(self.name, text) + "\n" for text in texts))
         return vectors
+
+
+class TokenizedHashingEmbedder(HashingEmbedder):
+    """The hashing embedder with the provisioned default model's tokenizer (``DOCSBOT_MODELS_DIR``'s
+    all-MiniLM-L6-v2 ``tokenizer.json``): what get_docs counts its budget with on a real server, without loading
+    the model."""
+
+    @classmethod
+    def from_settings(cls, settings: object) -> TokenizedHashingEmbedder:
+        embedder = cls()
+        embedder.models_dir = str(settings.get("DOCSBOT_MODELS_DIR"))  # type: ignore[attr-defined]
+        return embedder
+
+    def tokenizer(self):  # noqa: ANN201 - a tokenizers.Tokenizer
+        from tokenizers import Tokenizer
+
+        from docsbot.embedding.models import DEFAULT_MODEL_DIRNAME
+
+        return Tokenizer.from_file(os.path.join(self.models_dir, DEFAULT_MODEL_DIRNAME, "tokenizer.json"))

@@ -101,18 +101,18 @@ def cmd_docs(args: argparse.Namespace) -> int:
                     versions = ", ".join(f"{v.version or '(unversioned)'} ({v.pages} pages)" for v in c.versions)
                     print(f"{c.library}  {c.score:.2f}  {versions}")
                 return 0 if matches.candidates else 1
-            result = index.docs(library, version, " ".join(args.topic) or None, args.max_tokens)
+            # the budget bounds what is printed: the Markdown, or with --json the JSON
+            reply = ("json",) if args.json else ("markdown",)
+            result = index.docs(library, version, " ".join(args.topic) or None, args.max_tokens, reply=reply)
     except (Invalid, NotFound) as exc:
         print(f"docsbot: {exc}", file=sys.stderr)
         return 2 if isinstance(exc, Invalid) else 1
     if args.json:
-        print(result.model_dump_json(indent=2))
+        print(result.model_dump_json())
         return 0
-    label = f"{result.library}@{result.version}" if result.version else result.library
-    print(f"<!-- {label}: {len(result.sections)} sections, {result.tokens} of {result.max_tokens} tokens -->\n")
-    for section in result.sections:
-        heading = " > ".join([section.title, *[h for h in section.heading_path if h != section.title]])
-        print(f"## {heading}\n\nSource: {section.deep_link}\n\n{section.content}\n")
+    from docsbot.service.docs import docs_markdown
+
+    print(docs_markdown(result), end="")
     return 0 if result.sections else 1
 
 

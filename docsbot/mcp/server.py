@@ -4,7 +4,10 @@ A thin interface over the service (:class:`docsbot.service.DocsIndex`), which ke
 connection pool warm. Its tools, over stdio (what desktop clients launch) or Streamable HTTP:
 
 - ``search_docs(query, library=None, version=None, limit=5)``: page-level hybrid search, as ``docsbot search``;
-- ``list_libraries()``: what is indexed, with counts and the last run of each version;
+- ``list_libraries()``: what is indexed, with each version's status, counts, freshness and last run;
+- ``resolve_library(name)``: the indexed libraries a name may mean, their versions with pages first;
+- ``get_docs(library, version=None, topic=None, max_tokens=5000)``: a version's best sections for a topic, the
+  whole reply (Markdown text and structured JSON) within ``max_tokens``, its top match always in it;
 - ``get_page(url, section=None)``: a page's stored Markdown, or one section of it by anchor; no network request;
 - ``get_changes(library, version=None, since=None, diffs=False)``: what the library's refreshes changed;
 - ``diff_versions(library, old_version, new_version)``: names added, removed and changed between two versions;
@@ -14,8 +17,10 @@ connection pool warm. Its tools, over stdio (what desktop clients launch) or Str
   process, or a job scheduled on Scrapyd when ``SCRAPYD_URL`` is set: there is one refresh path.
 
 Every tool runs its database and model work on a worker thread (``anyio.to_thread``), so calls do not block
-each other. A bad argument, an unknown library or page, or a database that is down gives a tool error
-(``CallToolResult.is_error``) with a message that says what to do; the server keeps serving. Over HTTP off
+each other. A bad argument (one line naming it, what it takes and what it got: :class:`DocsbotServer`), an
+unknown library (with the nearest indexed names) or page, a version without pages (with its state), or a database
+that is down gives a tool error (``CallToolResult.is_error``) with a message that says what to do; the server keeps
+serving. Over HTTP off
 loopback, a shared token (``DOCSBOT_MCP_TOKEN``) is checked by the SDK's own bearer-token hooks
 (:class:`SharedTokenVerifier`). How the server is served (stdio, Streamable HTTP) is :mod:`docsbot.mcp.transport`.
 """
@@ -31,12 +36,13 @@ import psycopg
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from psycopg_pool import PoolTimeout
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from docsbot import store
+from docsbot.mcp.arguments import bad_arguments
 from docsbot.service import (
     MAX_QUERY_CHARS,
     CancelResult,
@@ -54,13 +60,25 @@ from docsbot.service import (
     ServiceError,
     VersionDiff,
 )
+from docsbot.service.docs import docs_markdown
+from docsbot.service.reading import DOCS_MAX_TOKENS, DOCS_MIN_TOKENS
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+    from mcp.server.mcpserver import Context
+    from mcp_types import InputRequiredResult
 
-__all__ = ["MAX_NAME_CHARS", "MAX_URL_CHARS", "WRITE_TOOLS", "SharedTokenVerifier", "build_server"]
+__all__ = [
+    "MAX_NAME_CHARS",
+    "MAX_URL_CHARS",
+    "WRITE_TOOLS",
+    "DocsbotServer",
+    "SharedTokenVerifier",
+    "build_server",
+    "docs_reply",
+]
 
 logger = logging.getLogger("docsbot.mcp")
 
@@ -98,6 +116,25 @@ async def _call(fn: Callable[..., Any], *args: Any) -> Any:
         ) from None
 
 
+class DocsbotServer(MCPServer):
+    """The SDK's server, but for arguments that fail the tool's input schema: the SDK answers pydantic's report
+    (several lines, a documentation link per error); this answers one line per call naming each argument, what
+    it takes and what it got (:func:`docsbot.mcp.arguments.bad_arguments`), still a tool error (``is_error``)."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            # Tool.run raises a ToolError from the ValidationError of the arguments; an UnexpectedToolError from one
+            # is the tool's own output failing its schema: a bug, left to the SDK's generic answer.
+            if isinstance(exc, UnexpectedToolError) or not isinstance(exc.__cause__, ValidationError):
+                raise
+            schema = next((t.input_schema for t in await self.list_tools() if t.name == name), {})
+            raise ToolError(f"Error executing tool {name}: {bad_arguments(exc.__cause__, schema)}") from exc.__cause__
+
+
 def _tool(server: MCPServer, annotations: ToolAnnotations) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """``@server.tool`` with the docstring as one paragraph: what the model reads, without source indentation."""
 
@@ -120,7 +157,7 @@ def build_server(index: DocsIndex, token: str | None = None, base_url: str = "ht
             # A shared secret, not OAuth: no authorization server, no protected-resource metadata to publish.
             "auth": AuthSettings(issuer_url=base_url, resource_server_url=None),
         }
-    server = MCPServer(
+    server = DocsbotServer(
         "docsbot",
         title="docsbot documentation index",
         instructions=(
@@ -156,8 +193,10 @@ def build_server(index: DocsIndex, token: str | None = None, base_url: str = "ht
 
     @_tool(server, _READ_ONLY)
     async def list_libraries() -> ListLibrariesResult:
-        """Every indexed library and version: root URL, page and chunk counts, embedding model, when its pages
-        last changed, whether a refresh is running, and its last run (state, counts, when it started and ended)."""
+        """Every indexed library and version: its status (ready: it has pages; indexing, empty, failed or
+        not_indexed: it has none, and status_reason says why), root URL, page and chunk counts, embedding model,
+        when it was last refreshed, checked and changed, whether a run is in progress, and its last run (state,
+        counts, when it started and ended)."""
         return await _call(index.libraries, 1)
 
     @_tool(server, _READ_ONLY)
@@ -167,28 +206,39 @@ def build_server(index: DocsIndex, token: str | None = None, base_url: str = "ht
         ],
     ) -> LibraryMatches:
         """The indexed libraries a name may mean (case, separators, prefixes like python- or suffixes like .js,
-        close spellings), best first, each with its versions (newest first), page counts and when it was last
-        refreshed and last changed. Use the library it gives with get_docs and search_docs. An empty list: not
-        indexed."""
+        close spellings), best first, each with its versions (those with pages first, then newest first), their
+        status (ready, or without pages: indexing, empty, failed, not_indexed), page counts and when each was last
+        refreshed, checked and changed. A library with no version that has pages ranks lower. Use the library it
+        gives with get_docs and search_docs. An empty list: not indexed."""
         return await _call(index.resolve_library, name)
 
     @_tool(server, _READ_ONLY)
     async def get_docs(
         library: Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS, description="see resolve_library")],
         version: Annotated[
-            Name, Field(description="exact, or loose: 'latest', '3', '3.x'; default: the newest indexed")
+            Name, Field(description="exact, or loose: 'latest', '3', '3.x'; default: the newest with pages")
         ] = None,
         topic: Annotated[
             str | None,
             Field(max_length=MAX_QUERY_CHARS, description="what you need, in words or identifiers; none: overview"),
         ] = None,
-        max_tokens: Annotated[int, Field(ge=100, le=100_000, description="the answer's budget in tokens")] = 5000,
-    ) -> DocsResult:
+        max_tokens: Annotated[
+            int,
+            Field(
+                ge=DOCS_MIN_TOKENS,
+                le=DOCS_MAX_TOKENS,
+                description=f"the whole reply's budget in tokens, {DOCS_MIN_TOKENS}-{DOCS_MAX_TOKENS}",
+            ),
+        ] = 5000,
+    ) -> Annotated[CallToolResult, DocsResult]:
         """Documentation of one library version, ready to read: for a topic, the best sections or definitions
         (one per page, as search_docs ranks them), each whole or cut between blocks; without one, its overview
-        pages. Code examples are never cut. The sections' tokens (the embedding model's tokenizer) never add up to
-        more than max_tokens; each has its deep link for get_page."""
-        return await _call(index.docs, library, version, topic, max_tokens)
+        pages. The top match is always there, cut inside a block (ending with …) if it must be. max_tokens bounds
+        the whole reply as sent, its Markdown text and its structured JSON together, counted with the tokenizer of
+        the server's embedding model (all-MiniLM-L6-v2's WordPiece by default; characters / 4 for a model without
+        one); tokens says how many it holds. Each section has its deep link for get_page. A version without pages
+        (being indexed, empty, failed) is an error saying which and what to do."""
+        return docs_reply(await _call(index.docs, library, version, topic, max_tokens))
 
     @_tool(server, _READ_ONLY)
     async def get_page(
@@ -296,6 +346,16 @@ def build_server(index: DocsIndex, token: str | None = None, base_url: str = "ht
             return await _call(index.cancel, run_id)
 
     return server
+
+
+def docs_reply(result: DocsResult) -> CallToolResult:
+    """``get_docs``' reply: the docs as Markdown (what most clients hand the model) and as structured content (the
+    output schema's JSON, for programs), the two forms the service's budget counts
+    (:data:`docsbot.service.reading.REPLY_FORMS`)."""
+    return CallToolResult(
+        content=[TextContent(type="text", text=docs_markdown(result))],
+        structured_content=result.model_dump(mode="json"),
+    )
 
 
 async def _refuse_refresh_tools(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:

@@ -106,10 +106,11 @@ class ChangeReading(IndexCore):
     def diff_versions(self, library: str, old_version: str, new_version: str, limit: int = 1000) -> VersionDiff:
         """What ``new_version`` of a library defines that ``old_version`` does not, what it no longer defines,
         and the names whose documentation text changed, from the two versions' symbol tables, with deep links.
-        Raises :class:`NotFound` for a version that is not indexed."""
+        Raises :class:`NotFound` for a version that is not indexed or has no pages."""
         check_text(library=library, old_version=old_version, new_version=new_version)
-        (old,) = self.searcher.versions(library, old_version)
-        (new,) = self.searcher.versions(library, new_version)
+        # a version without pages defines nothing: its "diff" would list every name as removed or added
+        (old,) = self.searcher.readable(self.searcher.versions(library, old_version))
+        (new,) = self.searcher.readable(self.searcher.versions(library, new_version))
         with self.connection() as conn:
             found = store.symbol_diff(conn, old.id, new.id, limit)
 

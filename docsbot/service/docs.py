@@ -9,6 +9,7 @@ or as characters / 4 when the model has none (a remote endpoint without ``DOCSBO
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -20,9 +21,32 @@ if TYPE_CHECKING:
 
     from tokenizers import Tokenizer
 
-__all__ = ["Piece", "TokenCounter", "fit", "llms_full", "llms_txt", "name_matches", "pack", "without_title"]
+    from docsbot.service.models import DocsResult, DocsSection
+
+__all__ = [
+    "CUT_MARK",
+    "Piece",
+    "TokenCounter",
+    "cut",
+    "docs_markdown",
+    "fit",
+    "llms_full",
+    "llms_txt",
+    "name_matches",
+    "pack",
+    "piece_text",
+    "section_markdown",
+    "without_title",
+]
 
 CHARS_PER_TOKEN = 4
+
+
+@functools.lru_cache(maxsize=512)
+def _blocks(markdown: str) -> tuple[str, ...]:
+    """:func:`~docsbot.content.chunking.markdown_blocks`, remembered: get_docs tries several budgets on the same
+    sections, and parsing them (CommonMark's fences) is most of what a try costs."""
+    return tuple(markdown_blocks(markdown))
 
 
 class TokenCounter:
@@ -52,7 +76,7 @@ def fit(markdown: str, budget: int, count: Callable[[str], int]) -> str:
         return markdown
     out: list[str] = []
     used = 0
-    for block in markdown_blocks(markdown):
+    for block in _blocks(markdown):
         size = count(block)
         if used + size > budget:
             break
@@ -63,6 +87,85 @@ def fit(markdown: str, budget: int, count: Callable[[str], int]) -> str:
         out.pop()
         text = "".join(out).rstrip()
     return text
+
+
+CUT_MARK = "…"  # ends a text cut inside a block: the rest is on the page (get_page with the deep link)
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_WORD = re.compile(r"\S+\s*")
+
+
+def _fence_after(lines: list[str]) -> str | None:
+    """The fence (```` ``` ````, ``~~~``…) still open after ``lines``, or ``None``."""
+    open_fence: str | None = None
+    for line in lines:
+        found = _FENCE.match(line)
+        if not found:
+            continue
+        marker = found.group(1)
+        if open_fence is None:
+            open_fence = marker
+        elif marker[0] == open_fence[0] and len(marker) >= len(open_fence) and not line.strip()[len(marker) :]:
+            open_fence = None
+    return open_fence
+
+
+def _longest(
+    units: list[str], build: Callable[[int], str], budget: int, count: Callable[[str], int], start: int = 1
+) -> str:
+    """``build(k)`` for the largest ``k`` in ``start``..len(units) whose text counts at most ``budget`` (binary
+    search: a longer head never counts fewer tokens but at a join), or ``""``."""
+    low, high, best = start, len(units), ""
+    while low <= high:
+        middle = (low + high) // 2
+        text = build(middle)
+        if count(text) <= budget:
+            best, low = text, middle + 1
+        else:
+            high = middle - 1
+    return best
+
+
+def cut(markdown: str, budget: int, count: Callable[[str], int]) -> str:
+    """The longest head of ``markdown`` within ``budget`` tokens, cut inside a block when it must (what
+    ``get_docs`` does to its top match rather than drop it): whole blocks (:func:`fit`), then as many lines of the
+    next block as fit (a code block cut open is closed again with its fence), then, when not one line fits, as many
+    words of its first line (of code: of its first line of code, fenced). A head cut inside a block ends with
+    :data:`CUT_MARK`. ``""`` when not even one word fits."""
+    if count(markdown) <= budget:
+        return markdown
+    head = fit(markdown, budget, count)
+    blocks = _blocks(markdown[len(head) :].lstrip())
+    if not blocks:
+        return head
+    lines = blocks[0].rstrip().splitlines(keepends=True)
+
+    def after_head(text: str) -> str:
+        return f"{head}\n\n{text}" if head else text
+
+    def by_lines(k: int) -> str:
+        text = "".join(lines[:k]).rstrip()
+        fence = _fence_after(lines[:k])
+        if fence:
+            return after_head(f"{text}\n{fence}\n{CUT_MARK}")
+        return after_head(f"{text}\n{CUT_MARK}" if _FENCE.match(lines[k - 1]) else f"{text} {CUT_MARK}")
+
+    opening = _FENCE.match(lines[0])
+    found = _longest(lines, by_lines, budget, count, start=2 if opening else 1)  # a fence holds a line of code
+    if found:
+        return found
+    if opening and len(lines) > 1:
+        words = _WORD.findall(lines[1])
+        fence, first = opening.group(1), lines[0].rstrip()
+
+        def by_words(k: int) -> str:
+            return after_head(f"{first}\n{''.join(words[:k]).rstrip()}\n{fence}\n{CUT_MARK}")
+    else:
+        words = _WORD.findall(lines[0])
+
+        def by_words(k: int) -> str:
+            return after_head(f"{''.join(words[:k]).rstrip()} {CUT_MARK}")
+
+    return _longest(words, by_words, budget, count) or head
 
 
 @dataclass(frozen=True)
@@ -78,42 +181,61 @@ class Piece:
     fallback: str = ""
 
 
+def piece_text(piece: Piece, limit: int, count: Callable[[str], int], min_tokens: int = 50, top: bool = False) -> str:
+    """As much of ``piece`` as fits ``limit`` tokens: its content whole, else its fallback whole, else the head of
+    the fallback (or the content) in whole blocks when at least ``min_tokens`` fit; for the ``top`` match, else
+    :func:`cut` inside a block. ``""`` when nothing of it fits."""
+    for candidate in (piece.content, piece.fallback):
+        if candidate and count(candidate) <= limit:
+            return candidate
+    text = fit(piece.fallback or piece.content, limit, count)
+    if count(text) < min_tokens:  # the top match is cut inside a block rather than dropped
+        text = cut(piece.fallback or piece.content, limit, count) if top else ""
+    return text if text.strip() else ""
+
+
 def pack(
     pieces: list[Piece], max_tokens: int, count: Callable[[str], int], min_tokens: int = 50
 ) -> list[tuple[Piece, str, int]]:
     """``pieces`` in order, each as much of it as fits what is left of ``max_tokens``, and at most a share of it
     (the first piece a quarter, the others an eighth, unless it is the last piece: so that a long section does not
     crowd out the next pages, which hold the answer as often as the first; eval/get_docs.py at 5,000 tokens: a
-    target page in the answer for 93% of make eval's questions, 88% with halves and half as many pages): its
-    content whole, else its fallback whole, else the head of the fallback (or the content) in whole blocks, when
-    at least ``min_tokens`` fit. A piece whose ``deep_link`` came already, or that nothing of fits, is left out.
-    Returns ``(piece, text, tokens)``; the tokens add up to at most ``max_tokens``."""
+    target page in the answer for 93% of make eval's questions, 88% with halves and half as many pages), as
+    :func:`piece_text` takes it. The first piece is never left out: when fewer than ``min_tokens`` of it fit in
+    whole blocks, it is :func:`cut` inside a block (code included). A later piece whose ``deep_link`` came
+    already, or that nothing of fits, is left out. Returns ``(piece, text, tokens)``; the tokens add up to at
+    most ``max_tokens``."""
     out: list[tuple[Piece, str, int]] = []
     seen: set[str] = set()
     left = max_tokens
     for n, piece in enumerate(pieces):
-        if left < min_tokens:
+        if out and left < min_tokens:
             break
         if piece.deep_link in seen:
             continue
         share = max(min_tokens, max_tokens // (4 if not out else 8))
         limit = left if n == len(pieces) - 1 else min(left, share)
-        text = ""
-        for candidate in (piece.content, piece.fallback):
-            if candidate and count(candidate) <= limit:
-                text = candidate
-                break
+        text = piece_text(piece, limit, count, min_tokens, top=not out)
         if not text:
-            text = fit(piece.fallback or piece.content, limit, count)
-            if count(text) < min_tokens:
-                text = ""
-        if not text.strip():
             continue
         tokens = count(text)
         seen.add(piece.deep_link)
         out.append((piece, text, tokens))
         left -= tokens
     return out
+
+
+def section_markdown(section: DocsSection) -> str:
+    """One section of :func:`docs_markdown`: its page title and headings, its deep link, its Markdown."""
+    heading = " > ".join([section.title, *[h for h in section.heading_path if h != section.title]])
+    return f"## {heading}\n\nSource: {section.deep_link}\n\n{section.content}"
+
+
+def docs_markdown(result: DocsResult) -> str:
+    """``get_docs``' answer as Markdown, what an agent reads (the MCP tool's text, ``docsbot docs``' output): a
+    title naming the version, then each section (:func:`section_markdown`)."""
+    label = f"{result.library}@{result.version}" if result.version else result.library
+    return "\n\n".join([f"# {label}", *(section_markdown(s) for s in result.sections)]) + "\n"
 
 
 _NAME_NOISE = re.compile(r"[\s._-]+")

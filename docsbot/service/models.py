@@ -22,6 +22,7 @@ __all__ = [
     "RemoveResult",
     "RunInfo",
     "RunState",
+    "VersionStatus",
     "SearchDocsResult",
     "SearchHit",
     "PageChangeInfo",
@@ -31,6 +32,8 @@ __all__ = [
 ]
 
 RunState = Literal["starting", "running", "finished", "failed", "interrupted"]
+# whether a version can answer: docsbot.service.states.version_status
+VersionStatus = Literal["ready", "indexing", "empty", "failed", "not_indexed"]
 
 
 class SearchHit(BaseModel):
@@ -109,9 +112,18 @@ class LibraryVersion(BaseModel):
         "built: searched by an exact scan meanwhile), 'exact' (no graph: an exact scan), 'none' (no model yet)",
     )
     vector_index_bytes: int = Field(0, description="the size of its HNSW graph on disk, in bytes")
+    status: VersionStatus = Field(
+        "ready",
+        description="ready (it has pages to answer from), or, without pages: indexing (its first run is in "
+        "progress), empty (its last run stored no page), failed (its last run failed), not_indexed (never run)",
+    )
+    status_reason: str | None = Field(None, description="without pages: why, in one line (its last run's reason)")
     last_updated: str | None = Field(None, description="when a page of it was last written in the index")
     last_changed: str | None = Field(None, description="when the text of a page of it last changed")
-    last_refreshed: str | None = Field(None, description="when its last refresh ended")
+    last_checked: str | None = Field(None, description="when a run last found a page of it (a 304 or a 200)")
+    last_refreshed: str | None = Field(
+        None, description="when its last run that went through ended: a full index or a refresh, not failed"
+    )
     refreshing: bool = Field(description="a run of this version is in progress now")
     refresh_interval: str | None = Field(None, description="how often it is refreshed on schedule (None: by hand)")
     next_due: str | None = Field(None, description="when its next scheduled refresh is due")
@@ -130,14 +142,26 @@ class ListLibrariesResult(BaseModel):
 class CandidateVersion(BaseModel):
     version: str = Field(description="'' for a library indexed without a version")
     pages: int
-    last_refreshed: str | None = Field(None, description="when its last refresh (or its index) ended")
+    status: VersionStatus = Field(
+        "ready",
+        description="ready (it has pages); without pages: indexing, empty (its last run stored none), failed, "
+        "not_indexed: get_docs and search_docs answer an error for it",
+    )
+    status_reason: str | None = Field(None, description="without pages: why, in one line")
+    last_refreshed: str | None = Field(None, description="when its last run that went through (index or refresh) ended")
+    last_checked: str | None = Field(None, description="when a run last found a page of it (a 304 or a 200)")
     last_changed: str | None = Field(None, description="when the text of a page of it last changed")
 
 
 class LibraryCandidate(BaseModel):
     library: str = Field(description="the indexed name: pass it as library= to search_docs and get_docs")
-    score: float = Field(description="1: the same name up to case and separators; lower: a looser match")
-    versions: list[CandidateVersion] = Field(description="its indexed versions, newest first")
+    score: float = Field(
+        description="1: the same name up to case and separators; lower: a looser match, or a library none of "
+        "whose versions has pages (its name's score halved, so it ranks below those that answer)"
+    )
+    versions: list[CandidateVersion] = Field(
+        description="its indexed versions: those with pages first, each group newest first"
+    )
 
 
 class LibraryMatches(BaseModel):
@@ -159,8 +183,13 @@ class DocsResult(BaseModel):
     version: str = Field(description="the version the docs come from (the newest, when none was asked for)")
     topic: str | None = Field(None, description="what was asked; none: the version's overview pages")
     max_tokens: int
-    tokens: int = Field(description="the sections' tokens together: never more than max_tokens")
-    sections: list[DocsSection]
+    tokens: int = Field(
+        description="the whole reply's tokens as sent (its Markdown text and this JSON together; where this "
+        "number's own digits keep it from stating itself, one or two over): never more than max_tokens"
+    )
+    sections: list[DocsSection] = Field(
+        description="best first; the first is always there, cut inside a block (ending with …) when it must be"
+    )
 
 
 class PageSection(BaseModel):

@@ -32,6 +32,7 @@ __all__ = [
     "SearchResult",
     "Searcher",
     "UnknownLibrary",
+    "VersionNotReady",
     "resolve_version",
     "version_key",
 ]
@@ -42,7 +43,13 @@ MAX_QUERY_CHARS = 2000
 
 
 class UnknownLibrary(NotFound):
-    """The library or version asked for is not indexed; the message lists what is."""
+    """The library or version asked for is not indexed; the message names the nearest indexed names and lists
+    what is indexed."""
+
+
+class VersionNotReady(NotFound):
+    """The version asked for is known but has no page to answer from (being indexed, empty, failed, never indexed:
+    :mod:`docsbot.service.states`); the message says which and what to do."""
 
 
 class BadQuery(Invalid):
@@ -132,7 +139,9 @@ class Searcher:
         """Indexed versions matching ``library``/``version``; raises :class:`UnknownLibrary` if none does.
 
         A version is asked for exactly, or loosely (:func:`resolve_version`): ``latest`` is the library's newest
-        version, ``3`` or ``3.x`` its newest ``3.…`` one; the row returned names the version it resolved to."""
+        version with pages, ``3`` or ``3.x`` its newest ``3.…`` one; the row returned names the version it resolved
+        to. The error names the nearest indexed libraries (or versions of the library) first: ``fastapy is not
+        indexed; did you mean fastapi? indexed: …``."""
         with self._pool.connection() as conn:
             if not store.has_schema(conn):
                 raise UnknownLibrary("nothing is indexed yet; index a site with `scrapy crawl docs -a url=URL`")
@@ -143,9 +152,28 @@ class Searcher:
                 loose = resolve_version(store.list_versions(conn, library), version)
                 if loose is not None:
                     return [loose]
-            known = [version_label(v.library, v.name) for v in store.list_versions(conn)]
-        wanted = version_label(library or "*", version) if version is not None else (library or "*")
-        raise UnknownLibrary(f"{wanted} is not indexed; indexed: {', '.join(known) or 'nothing yet'}")
+            known = store.list_versions(conn)
+        raise UnknownLibrary(unknown_message(known, library, version))
+
+    def readable(self, versions: list[store.VersionRow]) -> list[store.VersionRow]:
+        """Those of ``versions`` (one library's, as :meth:`versions` found them) that have pages; raises
+        :class:`VersionNotReady` naming the newest one's state (:func:`docsbot.service.states.version_status`) and
+        the library's versions with pages when none of them has any."""
+        ready = [v for v in versions if v.has_pages]
+        if ready or not versions:
+            return ready
+        from docsbot.service.states import not_ready_message, version_status
+
+        target = max(versions, key=lambda v: version_key(v.name))
+        with self._pool.connection() as conn:
+            last = store.latest_runs(conn, [target.id]).get(target.id)
+            running = target.id in store.running_version_ids(conn)
+            others = [v for v in store.list_versions(conn, target.library) if v.has_pages]
+        status, reason = version_status(0, running, last)
+        if status == "indexing" and last is not None and last.get("started_at") is not None:
+            reason = f"a run started at {_iso(last['started_at'])} is in progress"
+        labels = [version_label(v.library, v.name) for v in sorted(others, key=lambda v: version_key(v.name))[::-1]]
+        raise VersionNotReady(not_ready_message(version_label(target.library, target.name), status, reason, labels))
 
     def search(
         self,
@@ -170,6 +198,8 @@ class Searcher:
         if kind is not None and kind not in store.SEARCH_KINDS:
             raise BadQuery(f"kind must be one of {', '.join(store.SEARCH_KINDS)}, got {kind!r}")
         versions = self.versions(library, version)
+        if library is not None:
+            versions = self.readable(versions)
         usable = [v for v in versions if v.embedding_model == self.embedder.name]
         for v in versions:
             if v not in usable and v.embedding_model:
@@ -220,7 +250,9 @@ def version_key(name: str) -> tuple:
 
 def resolve_version(candidates: list[store.VersionRow], wanted: str) -> store.VersionRow | None:
     """The newest of ``candidates`` (one library's versions) that ``wanted`` names loosely: ``latest`` (or
-    ``stable``) for the newest; ``3``, ``3.x`` or ``3.*`` for the newest ``3`` or ``3.…``. ``None`` if none."""
+    ``stable``) for the newest; ``3``, ``3.x`` or ``3.*`` for the newest ``3`` or ``3.…``; a version with pages
+    before one without (being indexed, empty, failed), so that ``latest`` answers while a new version is indexed.
+    ``None`` if none."""
     wanted = wanted.strip().lower()
     if wanted in ("latest", "stable", "newest"):
         matching = list(candidates)
@@ -229,7 +261,39 @@ def resolve_version(candidates: list[store.VersionRow], wanted: str) -> store.Ve
         if not prefix or not re.fullmatch(r"[\w.+-]+", prefix):
             return None
         matching = [v for v in candidates if v.name.lower() == prefix or v.name.lower().startswith(prefix + ".")]
-    return max(matching, key=lambda v: version_key(v.name), default=None)
+    return max(matching, key=lambda v: (v.has_pages, version_key(v.name)), default=None)
+
+
+LISTED = 20  # an unknown name's error lists at most this many indexed versions
+
+
+def unknown_message(known: list[store.VersionRow], library: str | None, version: str | None) -> str:
+    """One line for a library or version that is not among ``known`` (every indexed version): what was asked,
+    the nearest names (:func:`docsbot.service.docs.name_matches` for a library: case, separators, affixes, close
+    spellings; ``difflib`` for a version of a known library), then what is indexed (the first :data:`LISTED`)."""
+    import difflib
+
+    from docsbot.service.docs import name_matches
+
+    libraries = sorted({v.library for v in known})
+    wanted = version_label(library or "*", version) if version is not None else (library or "*")
+    if library is not None and library not in libraries:  # the library is what is unknown, whatever the version
+        wanted = library
+    elif version == "":
+        wanted = f"{library} without a version"
+    near: list[str] = []
+    if library is not None and library not in libraries:
+        near = [name for name, _ in name_matches(library, libraries, 3)]
+        if not near:
+            near = difflib.get_close_matches(library.lower(), libraries, n=3, cutoff=0.5)
+    elif library is not None and version is not None:
+        names = sorted((v.name for v in known if v.library == library), key=version_key, reverse=True)
+        close = difflib.get_close_matches(version, names, n=3, cutoff=0.5) or names[:3]
+        near = [version_label(library, name) for name in close]
+    labels = [version_label(v.library, v.name) for v in known]
+    indexed = ", ".join(labels[:LISTED]) + (f" and {len(labels) - LISTED} more" if len(labels) > LISTED else "")
+    guess = f"did you mean {', '.join(near)}? " if near else ""
+    return f"{wanted} is not indexed; {guess}indexed: {indexed or 'nothing yet'}"
 
 
 def _iso(value: Any) -> str | None:

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     import psycopg
 
 __all__ = [
+    "latest_runs",
     "recent_runs",
     "crawl_run",
     "database_now",
@@ -31,7 +32,9 @@ def version_overview(conn: psycopg.Connection, runs: int = 3) -> list[dict[str, 
     ``id, library, version, root_url, embedding_model, pages, chunks, definitions, vectors`` (chunks and
     definitions with a vector), ``waiting`` (those without one: the version's embedding queue),
     ``last_updated`` (latest ``pages.updated_at``), ``last_changed`` (latest ``pages.content_changed_at``: when
-    text of it last changed), ``last_refreshed`` (the end of its last finished refresh), ``running`` (a run holds
+    text of it last changed), ``last_checked`` (latest ``pages.last_checked_at``: when a run last found a page of
+    it, by a 304 or a 200), ``last_refreshed`` (the end of its last run that went through, a full index or a
+    refresh: one that ended without failing or being interrupted), ``running`` (a run holds
     the version's lock now), ``refresh_interval, next_due_at, failures, last_error`` (its schedule, when a
     libraries file declares it), ``runs`` (its last ``runs`` runs, newest first: ``id, mode, started_at, finished_at,
     stats, outcome, outcome_reason`` and ``state``, see :func:`run_state`) and ``embedding`` (its active embedding
@@ -43,16 +46,18 @@ def version_overview(conn: psycopg.Connection, runs: int = 3) -> list[dict[str, 
             SELECT v.id, l.name AS library, v.name AS version, v.root_url, v.embedding_model,
                    v.refresh_interval, v.next_due_at, v.failures, v.last_error,
                    counts.pages, counts.chunks, counts.definitions, counts.vectors, counts.last_updated,
-                   counts.last_changed,
-                   (SELECT max(r.finished_at) FROM crawl_runs r WHERE r.version_id = v.id AND r.mode = 'refresh'
-                      AND r.finished_at IS NOT NULL) AS last_refreshed,
+                   counts.last_changed, counts.last_checked,
+                   (SELECT max(r.finished_at) FROM crawl_runs r WHERE r.version_id = v.id
+                      AND r.finished_at IS NOT NULL AND r.outcome IS DISTINCT FROM 'failed'
+                      AND r.outcome IS DISTINCT FROM 'interrupted') AS last_refreshed,
                    COALESCE(runs.runs, '[]'::jsonb) AS runs, workers.workers, workers.rate
             FROM versions v
             JOIN libraries l ON l.id = v.library_id
             CROSS JOIN LATERAL (
                 SELECT count(DISTINCT p.id) AS pages, count(d.id) FILTER (WHERE d.kind = 0) AS chunks,
                        count(d.id) FILTER (WHERE d.kind = 1) AS definitions, count(d.embedding) AS vectors,
-                       max(p.updated_at) AS last_updated, max(p.content_changed_at) AS last_changed
+                       max(p.updated_at) AS last_updated, max(p.content_changed_at) AS last_changed,
+                       max(p.last_checked_at) AS last_checked
                 FROM pages p LEFT JOIN documents d ON d.page_id = p.id
                 WHERE p.version_id = v.id
             ) counts
@@ -81,6 +86,25 @@ def version_overview(conn: psycopg.Connection, runs: int = 3) -> list[dict[str, 
         for i, run in enumerate(v["runs"]):
             run["state"] = run_state(run, running=v["running"] and i == 0)
     return versions
+
+
+def latest_runs(conn: psycopg.Connection, version_ids: list[int]) -> dict[int, dict[str, Any]]:
+    """Each of ``version_ids``' most recently started run, by version id (versions never run are absent):
+    ``id, mode, started_at, finished_at, outcome, outcome_reason, finish_reason`` (Scrapy's close reason, from its
+    stats)."""
+    if not version_ids:
+        return {}
+    with conn.cursor(row_factory=dict_row) as cur:
+        rows = cur.execute(
+            """
+            SELECT DISTINCT ON (r.version_id) r.version_id, r.id, r.mode, r.started_at, r.finished_at, r.outcome,
+                   r.outcome_reason, r.stats ->> 'finish_reason' AS finish_reason
+            FROM crawl_runs r WHERE r.version_id = ANY(%s)
+            ORDER BY r.version_id, r.started_at DESC, r.id DESC
+            """,
+            (version_ids,),
+        ).fetchall()
+    return {row.pop("version_id"): row for row in rows}
 
 
 def recent_runs(

@@ -47,10 +47,12 @@ class VersionRow:
     settings: dict[str, Any]
     embedding_model: str | None
     embedding_dim: int | None
+    has_pages: bool = True  # a stored page: indexed, not only declared or being indexed for the first time
 
 
 _VERSION_SELECT = """
-    SELECT v.id, l.name AS library, v.name, v.root_url, v.settings, v.embedding_model, v.embedding_dim
+    SELECT v.id, l.name AS library, v.name, v.root_url, v.settings, v.embedding_model, v.embedding_dim,
+           EXISTS (SELECT 1 FROM pages p WHERE p.version_id = v.id) AS has_pages
     FROM versions v JOIN libraries l ON l.id = v.library_id
 """
 
