@@ -15,6 +15,7 @@ import zipfile
 from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
+import anyio
 import pytest
 from scrapy import Request
 from scrapy.http import HtmlResponse
@@ -30,6 +31,8 @@ from docsbot.folders import answer_for, default_library, file_url, root_argument
 from docsbot.urls import Scope, canonical_url, is_download
 from tests.conftest import ROOT, docsbot_env
 from tests.docsite import DocSite, DocSiteServer
+from tests.test_mcp import error, http_session, stdio_session
+from tests.test_web import Serve
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -394,3 +397,39 @@ def test_a_crawl_from_the_network_indexes_no_folder(crawl, db, tmp_path):
     result = crawl(url=str(docs), network="public")
     assert result.returncode == 1 and "indexes no local folder or archive" in result.stderr
     assert db.execute("SELECT count(*) FROM pages").fetchone()[0] == 0
+
+
+def test_network_callers_may_not_index_a_folder_or_an_archive_over_mcp_or_the_web_server(database_url, db, tmp_path):
+    """The MCP server's ``index_library`` (stdio) and the one ``docsbot serve`` mounts at /mcp refuse a folder, a path
+    and an archive before the path is even looked at; nothing is written, nothing is started."""
+    docs = tmp_path / "docs"
+    write_folder(docs)
+    archive = make_zip(tmp_path / "docs.zip", {"index.html": b"<h1>x</h1>"})
+    roots = [file_url(docs, directory=True), str(docs), str(tmp_path / "nothing-here"), str(archive),
+             "https://example.org/dl/docs.tar.gz"]  # fmt: skip
+    env = docsbot_env(database_url, tmp_path)
+
+    async def refused(session) -> None:  # noqa: ANN001 - an MCP ClientSession
+        for root in roots:
+            text = error(await session.call_tool("index_library", {"url": root, "library": "local"}))
+            assert "indexed only from the operator's command line" in text, text
+            assert "no such" not in text  # whether a path exists is not told
+
+    async def over_stdio() -> None:
+        async with stdio_session(env, tmp_path / "mcp.log", "--allow-refresh") as session:
+            await refused(session)
+
+    anyio.run(over_stdio)
+    server = Serve(env, tmp_path / "serve.log", "--allow-writes")
+    try:
+        url = server.wait_ready()
+
+        async def over_http() -> None:
+            async with http_session(f"{url}/mcp") as session:
+                await refused(session)
+
+        anyio.run(over_http)
+    finally:
+        server.stop()
+    assert db.execute("SELECT to_regclass('versions') IS NULL").fetchone()[0]  # nothing was written
+    assert not (tmp_path / "data" / "archives").exists()
