@@ -433,3 +433,31 @@ def test_network_callers_may_not_index_a_folder_or_an_archive_over_mcp_or_the_we
         server.stop()
     assert db.execute("SELECT to_regclass('versions') IS NULL").fetchone()[0]  # nothing was written
     assert not (tmp_path / "data" / "archives").exists()
+
+
+def test_docsbot_index_and_refresh_run_the_spider_from_any_folder_with_its_exit_codes(database_url, db, tmp_path):
+    """``docsbot index ./docs`` and ``docsbot refresh LIBRARY@VERSION`` from a folder outside the checkout, with no
+    SCRAPY_SETTINGS_MODULE: the crawl's log on stderr and its exit codes (0 complete, 1 could not start)."""
+    work = tmp_path / "work"
+    write_folder(work / "docs")
+    env = {k: v for k, v in docsbot_env(database_url, tmp_path).items() if k != "SCRAPY_SETTINGS_MODULE"}
+
+    def docsbot(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "docsbot.cli", *args], cwd=work, env=env, capture_output=True,
+                              text=True, timeout=600)  # fmt: skip
+
+    indexed = docsbot("index", "docs", "--version", "1.0", "-a", "max_depth=1")
+    assert indexed.returncode == 0, indexed.stderr[-3000:]
+    assert "full of work@1.0 from file://" in indexed.stderr  # the library: the folder's parent, docs being generic
+    assert db.execute("SELECT settings->>'max_depth' FROM versions").fetchone()[0] == "1"
+    assert len(stored(db)) == 4
+    refreshed = docsbot("refresh", "work@1.0")
+    assert refreshed.returncode == 0, refreshed.stderr[-3000:]
+    # every stored file 304; the folder's own URL is read again (its start file, stored under its own URL: the same
+    # content, nothing written) and the link out of it is refused again
+    assert run_stats(db)["responses_by_status"] == {"304": 4, "200": 1, "403": 1}
+    assert run_stats(db).get("modified", 0) == 0
+    unknown = docsbot("refresh", "nothing@1.0")
+    assert unknown.returncode == 1 and "nothing to refresh" in unknown.stderr
+    malformed = docsbot("index", "docs", "-a", "max_depth")
+    assert malformed.returncode == 2 and "-a takes NAME=VALUE" in malformed.stderr
