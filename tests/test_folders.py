@@ -31,7 +31,7 @@ from docsbot.folders import answer_for, default_library, file_url, root_argument
 from docsbot.urls import Scope, canonical_url, is_download
 from tests.conftest import ROOT, docsbot_env
 from tests.docsite import DocSite, DocSiteServer
-from tests.test_mcp import error, http_session, stdio_session
+from tests.test_mcp import answer, error, http_session, stdio_session
 from tests.test_web import Serve
 
 if TYPE_CHECKING:
@@ -141,7 +141,7 @@ def handler_for(root_url: str, network: str = "any") -> FileDownloadHandler:
     return FileDownloadHandler(crawler)
 
 
-def answer(handler: FileDownloadHandler, url: str, **headers: str):
+def fetch(handler: FileDownloadHandler, url: str, **headers: str):
     return handler._answer(Request(url, headers={k.replace("_", "-"): v for k, v in headers.items()}))
 
 
@@ -154,25 +154,25 @@ def test_the_handler_answers_with_validators_304_404_and_keeps_to_the_folder(tmp
     (docs / "inside.md").symlink_to(docs / "a.md")
     (docs / "big.html").write_text("x" * 2000)
     handler = handler_for(file_url(docs, directory=True))
-    first = answer(handler, file_url(docs / "a.md"))
+    first = fetch(handler, file_url(docs / "a.md"))
     assert first.status == 200 and isinstance(first, HtmlResponse)
     assert first.headers[b"Content-Type"].startswith(b"text/markdown") and b"<h1" in first.body
     etag, last_modified = first.headers[b"ETag"].decode(), first.headers[b"Last-Modified"].decode()
-    assert answer(handler, file_url(docs / "a.md"), If_None_Match=etag).status == 304
-    assert answer(handler, file_url(docs / "a.md"), If_Modified_Since=last_modified).status == 304
+    assert fetch(handler, file_url(docs / "a.md"), If_None_Match=etag).status == 304
+    assert fetch(handler, file_url(docs / "a.md"), If_Modified_Since=last_modified).status == 304
     (docs / "a.md").write_text("# A\n\nText, edited.\n")
-    assert answer(handler, file_url(docs / "a.md"), If_None_Match=etag).status == 200
-    assert answer(handler, file_url(docs / "gone.md")).status == 404
-    assert answer(handler, file_url(docs / "leak.md")).status == 403  # a link out of the folder
-    assert answer(handler, file_url(docs / "inside.md")).status == 200  # a link inside it
-    assert answer(handler, file_url(tmp_path / "secret.md")).status == 403
-    listing = answer(handler, file_url(docs, directory=True))
+    assert fetch(handler, file_url(docs / "a.md"), If_None_Match=etag).status == 200
+    assert fetch(handler, file_url(docs / "gone.md")).status == 404
+    assert fetch(handler, file_url(docs / "leak.md")).status == 403  # a link out of the folder
+    assert fetch(handler, file_url(docs / "inside.md")).status == 200  # a link inside it
+    assert fetch(handler, file_url(tmp_path / "secret.md")).status == 403
+    listing = fetch(handler, file_url(docs, directory=True))
     assert listing.status == 200 and b'href="./a.md"' in listing.body and b"leak.md" not in listing.body
     with pytest.raises(OSError, match="DOWNLOAD_MAXSIZE"):
-        answer(handler, file_url(docs / "big.html"))
+        fetch(handler, file_url(docs / "big.html"))
     # a crawl started from the network, or of a site, reads no file
-    assert answer(handler_for(file_url(docs, directory=True), "public"), file_url(docs / "a.md")).status == 403
-    assert answer(handler_for("https://example.org/docs/"), file_url(docs / "a.md")).status == 403
+    assert fetch(handler_for(file_url(docs, directory=True), "public"), file_url(docs / "a.md")).status == 403
+    assert fetch(handler_for("https://example.org/docs/"), file_url(docs / "a.md")).status == 403
 
 
 # --- archives -------------------------------------------------------------------------------------------------------
@@ -346,8 +346,25 @@ def test_a_folder_is_indexed_and_a_refresh_logs_what_changed_in_it(crawl, db, da
         ("modified", "guide/install.md"),
     ]
 
+    # export and the MCP tools treat it as any library
+    out = tmp_path / "export"
+    subprocess.run([sys.executable, "-m", "docsbot.cli", "export", "acme@1.0", "--format", "pages", "-o", str(out)],
+                   cwd=ROOT, env=env, capture_output=True, text=True, check=True)  # fmt: skip
+    exported = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.md"))
+    assert exported == ["README.md", "api.md", "guide/faq.md", "guide/install.md"]
+    assert "windmill" in (out / "api.md").read_text()
 
-def test_an_archive_by_path_and_by_url_is_indexed_and_refreshed_with_304s(crawl, db, tmp_path):
+    async def mcp() -> None:
+        async with stdio_session(env, tmp_path / "mcp.log") as session:
+            page = answer(await session.call_tool("get_page", {"url": file_url(docs / "api.md") + "#functions"}))
+            assert page["library"] == "acme" and "windmill" in page["markdown"]
+            found = answer(await session.call_tool("search_docs", {"query": "windmill", "library": "acme"}))
+            assert found["results"][0]["url"] == file_url(docs / "api.md")
+
+    anyio.run(mcp)
+
+
+def test_an_archive_by_path_and_by_url_is_indexed_and_refreshed_with_304s(crawl, db, database_url, tmp_path):
     files = {
         "acme-1.0/index.html": b"<html><head><title>Acme</title></head><body><main><h1>Acme</h1>"
         b'<p>See <a href="guide.html">the guide</a>.</p></main></body></html>',
@@ -374,6 +391,11 @@ def test_an_archive_by_path_and_by_url_is_indexed_and_refreshed_with_304s(crawl,
     assert result.returncode == 0, result.stderr[-3000:]
     stats = run_stats(db)
     assert stats["responses_by_status"] == {"200": 1, "304": 1} and stats.get("modified") == 1
+    env = docsbot_env(database_url, tmp_path)
+    out = tmp_path / "export"
+    subprocess.run([sys.executable, "-m", "docsbot.cli", "export", "acme-1.0@1.0", "--format", "pages", "-o",
+                    str(out)], cwd=ROOT, env=env, capture_output=True, text=True, check=True)  # fmt: skip
+    assert sorted(p.name for p in out.iterdir()) == ["guide.md", "index.md"]
 
     # by URL: fetched, then fetched again conditionally (a 304 leaves the folder as it is)
     site = DocSite()
