@@ -21,11 +21,12 @@ from scrapy import Request
 from scrapy.http import HtmlResponse
 from scrapy.settings import Settings
 
+from docsbot import downloadermiddlewares
 from docsbot.archives import ArchiveError, ArchiveLimits, unpack, unpack_root
 from docsbot.arguments import CrawlArguments, SpiderArgumentError
 from docsbot.content.extract import extract_page
 from docsbot.content.sources import markdown_page, text_page
-from docsbot.core.files import FileDownloadHandler
+from docsbot.core.files import SEED_FILE_META_KEY, FileDownloadHandler
 from docsbot.extensions.context import RunExtension
 from docsbot.folders import answer_for, default_library, file_url, root_argument
 from docsbot.urls import Scope, canonical_url, is_download
@@ -170,6 +171,10 @@ def test_the_handler_answers_with_validators_304_404_and_keeps_to_the_folder(tmp
     assert listing.status == 200 and b'href="./a.md"' in listing.body and b"leak.md" not in listing.body
     with pytest.raises(OSError, match="DOWNLOAD_MAXSIZE"):
         fetch(handler, file_url(docs / "big.html"))
+    (docs / "llms.txt").write_text("# Acme\n\n- [A](a.md)\n")
+    seed = handler._answer(Request(file_url(docs / "llms.txt"), meta={SEED_FILE_META_KEY: "llms_txt"}))
+    assert seed.body == (docs / "llms.txt").read_bytes()  # a file that lists pages is read as it is, not rendered
+    assert SEED_FILE_META_KEY == downloadermiddlewares.SEED_FILE_META_KEY
     # a crawl started from the network, or of a site, reads no file
     assert fetch(handler_for(file_url(docs, directory=True), "public"), file_url(docs / "a.md")).status == 403
     assert fetch(handler_for("https://example.org/docs/"), file_url(docs / "a.md")).status == 403

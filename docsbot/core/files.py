@@ -11,8 +11,8 @@ answers a site, so that the refresh machinery (conditional requests, 304, 404 de
   reading the file. A file whose size and time changed is read and answered 200; the store then compares its
   content, so a file touched but not changed costs no chunking and no embedding.
 - **pages**: an HTML file as it is; a Markdown or plain-text file rendered to HTML (:mod:`docsbot.content.sources`),
-  with its own ``Content-Type`` (``text/markdown``, ``text/plain``); any other file as its type with no body (the
-  spider indexes HTML only).
+  with its own ``Content-Type`` (``text/markdown``, ``text/plain``); any other file, and a file that lists pages (a
+  sitemap, ``llms.txt``, Doxygen's menu), as it is, with its type (the spider indexes HTML only).
 - **folders**: a folder's URL answers with its ``index.html``, else its start file (``index.md``, ``README.md``...:
   :data:`docsbot.folders.START_FILES`, stored under its own URL) or, with neither, a listing of its files
   (:func:`docsbot.folders.answer_for`).
@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING
 from scrapy.core.downloader.handlers.base import BaseDownloadHandler
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Headers, HtmlResponse, Response
+from scrapy.responsetypes import responsetypes
 from scrapy.utils.asyncio import run_in_thread
 
 from docsbot.content.sources import decode_text, listing_page, markdown_page, text_page
@@ -50,10 +51,13 @@ if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
 
-__all__ = ["FileDownloadHandler", "FileTooLarge"]
+__all__ = ["SEED_FILE_META_KEY", "FileDownloadHandler", "FileTooLarge"]
 
 logger = logging.getLogger(__name__)
 _HEAD = re.compile(rb"<head(\s[^>]*)?>", re.IGNORECASE)
+# docsbot.downloadermiddlewares.SEED_FILE_META_KEY, which the Scrapy components' layer does not import from a sibling
+# (tests/test_folders.py holds them equal): a request for a file that lists pages
+SEED_FILE_META_KEY = "docsbot_seed_file"
 
 
 class FileTooLarge(OSError):
@@ -130,10 +134,12 @@ class FileDownloadHandler(BaseDownloadHandler):
         if self.max_size and st.st_size > self.max_size:
             raise FileTooLarge(f"{path} is {st.st_size} bytes, more than DOWNLOAD_MAXSIZE ({self.max_size})")
         headers = {"ETag": etag, "Last-Modified": last_modified}
-        if kind is None:  # not a page: its type says so, and it is not read
-            content_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
-            return Response(url, status=200, headers=Headers({**headers, "Content-Type": content_type}), body=b"")
         body = path.read_bytes()
+        if kind is None or request.meta.get(SEED_FILE_META_KEY):  # not a page (a sitemap, llms.txt...): as it is
+            content_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+            headers["Content-Type"] = content_type
+            cls = responsetypes.from_args(headers=Headers(headers), url=url, body=body)
+            return cls(url, status=200, headers=Headers(headers), body=body, request=request)
         if kind == "html":
             if base or canonical:
                 body = _with_head(body, base, canonical)
