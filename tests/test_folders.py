@@ -26,7 +26,7 @@ from docsbot.archives import ArchiveError, ArchiveLimits, unpack, unpack_root
 from docsbot.arguments import CrawlArguments, SpiderArgumentError
 from docsbot.content.extract import extract_page
 from docsbot.content.sources import markdown_page, text_page
-from docsbot.core.files import SEED_FILE_META_KEY, FileDownloadHandler
+from docsbot.core.files import SEED_FILE_META_KEY, FileDownloadHandler, FileTooLarge
 from docsbot.extensions.context import RunExtension
 from docsbot.folders import answer_for, default_library, file_url, root_argument
 from docsbot.urls import Scope, canonical_url, is_download
@@ -169,7 +169,7 @@ def test_the_handler_answers_with_validators_304_404_and_keeps_to_the_folder(tmp
     assert fetch(handler, file_url(tmp_path / "secret.md")).status == 403
     listing = fetch(handler, file_url(docs, directory=True))
     assert listing.status == 200 and b'href="./a.md"' in listing.body and b"leak.md" not in listing.body
-    with pytest.raises(OSError, match="DOWNLOAD_MAXSIZE"):
+    with pytest.raises(FileTooLarge, match="DOWNLOAD_MAXSIZE"):
         fetch(handler, file_url(docs / "big.html"))
     (docs / "llms.txt").write_text("# Acme\n\n- [A](a.md)\n")
     seed = handler._answer(Request(file_url(docs / "llms.txt"), meta={SEED_FILE_META_KEY: "llms_txt"}))

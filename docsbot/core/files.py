@@ -60,8 +60,9 @@ _HEAD = re.compile(rb"<head(\s[^>]*)?>", re.IGNORECASE)
 SEED_FILE_META_KEY = "docsbot_seed_file"
 
 
-class FileTooLarge(OSError):
-    """A file larger than ``DOWNLOAD_MAXSIZE``: the page fails (kept as stored), as a download that large does."""
+class FileTooLarge(Exception):
+    """A file larger than ``DOWNLOAD_MAXSIZE``: the page fails (kept as stored), as a download that large does. Not
+    an ``OSError``, which Scrapy's retries would try again (``RETRY_EXCEPTIONS``): the file stays as large."""
 
 
 class FileDownloadHandler(BaseDownloadHandler):
