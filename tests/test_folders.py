@@ -171,6 +171,11 @@ def test_the_handler_answers_with_validators_304_404_and_keeps_to_the_folder(tmp
     assert listing.status == 200 and b'href="./a.md"' in listing.body and b"leak.md" not in listing.body
     with pytest.raises(FileTooLarge, match="DOWNLOAD_MAXSIZE"):
         fetch(handler, file_url(docs / "big.html"))
+    (docs / "sub").mkdir()
+    (docs / "sub" / "index.html").write_text('<html><head><title>Sub</title></head><body><a href="x.html">x</a></body>')
+    bare = extract_page(fetch(handler, file_url(docs / "sub")).body, file_url(docs / "sub"), "utf-8")
+    assert bare.canonical_url == file_url(docs / "sub" / "index.html")  # one page with sub/, whichever is linked
+    assert bare.links == [file_url(docs / "sub" / "x.html")]  # its links stay in it, though asked without a slash
     (docs / "llms.txt").write_text("# Acme\n\n- [A](a.md)\n")
     seed = handler._answer(Request(file_url(docs / "llms.txt"), meta={SEED_FILE_META_KEY: "llms_txt"}))
     assert seed.body == (docs / "llms.txt").read_bytes()  # a file that lists pages is read as it is, not rendered
