@@ -8,8 +8,9 @@ unpacked safely into the data directory under its library version, and handed to
 beside it, ``archive.json`` says which archive it was unpacked from and with which validators.
 
 - **Unpacked safely.** No member is written outside the folder: an archive with a member named by an absolute path
-  or with ``..`` is refused, a tar is extracted with Python's ``filter="data"`` (no links out, no device files, no
-  permissions beyond the owner's: PEP 706), and a zip's symbolic links are not made. An archive with more than
+  or with ``..`` is refused, a tar is extracted with Python's ``filter="data"`` (no device files, no permissions
+  beyond the owner's: PEP 706; a link that leads out of the folder is not made, and the log counts those: built docs
+  link shared scripts so, as Debian's do), and a zip's symbolic links are not made. An archive with more than
   ``DOCSBOT_ARCHIVE_MAX_MEMBERS`` members, or whose files (as declared, and as actually written) or download exceed
   ``DOCSBOT_ARCHIVE_MAX_BYTES``, is refused: a zip bomb stops at the cap. A refused archive raises
   :class:`ArchiveError`, and the folder of the last good one stays.
@@ -224,6 +225,7 @@ def _untar(archive: Path, root: Path, limits: ArchiveLimits, label: str) -> None
     try:
         with tarfile.open(archive, "r:*") as tf:
             total = 0
+            links_out: list[str] = []
             for count, member in enumerate(tf, 1):  # one pass: a compressed stream is read once, members as they come
                 total += member.size if member.isreg() else 0
                 if count > limits.max_members:
@@ -231,7 +233,13 @@ def _untar(archive: Path, root: Path, limits: ArchiveLimits, label: str) -> None
                 if total > limits.max_bytes:
                     raise ArchiveError(f"the archive {label} unpacks to more than DOCSBOT_ARCHIVE_MAX_BYTES")
                 _member_path(root, member.name, label)  # refused as a zip's would be (the filter only strips a "/")
-                tf.extract(member, root, filter="data")
+                try:
+                    tf.extract(member, root, filter="data")
+                except (tarfile.AbsoluteLinkError, tarfile.LinkOutsideDestinationError):
+                    links_out.append(member.name)  # not made: a link out of the folder, as a zip's links are not
+            if links_out:
+                logger.warning("not unpacking %d links of %s that lead out of it (%s)", len(links_out), label,
+                               ", ".join(links_out[:5]) + (", ..." if len(links_out) > 5 else ""))  # fmt: skip
     except tarfile.FilterError as exc:
         raise ArchiveError(f"the archive {label} has an unsafe member ({exc}); nothing was unpacked") from None
     except (tarfile.TarError, OSError, EOFError) as exc:

@@ -117,6 +117,8 @@ class SeedFiles:
             return
         root = self.context.ledger.root_url
         candidates = [canonical_url("llms.txt", root), canonical_url("/llms.txt", root)]
+        if not self.context.scope.netloc:
+            candidates = candidates[:1]  # a folder's: the filesystem's root is no part of it
         for url in dict.fromkeys(candidates):
             yield self._seed_file_request(url, self.parse_llms_txt, "llms_txt")
 
