@@ -8,10 +8,10 @@ before the crawler is built, and nothing changes a setting after that.
   docsbot's instead of replacing them; a project that sets one of docsbot's to ``None``, or to another priority,
   keeps its choice. The required ones are then checked (:func:`check_components`): one switched off or out of order
   stops the crawl before it writes anything, with one line naming it.
-- **Plain settings** (the downloader, the log formatter, the download handlers) are set at the add-on priority:
-  below the project's, so a settings file still wins. (The DNS resolver, ``TWISTED_DNS_RESOLVER``, stays in
-  docsbot's settings module: Scrapy installs it for the whole process from the project's settings, which an add-on
-  does not reach.)
+- **Plain settings** (the downloader, the log formatter, the download handlers: http(s), and ``file`` for folders)
+  are set at the add-on priority: below the project's, so a settings file still wins. (The DNS resolver,
+  ``TWISTED_DNS_RESOLVER``, stays in docsbot's settings module: Scrapy installs it for the whole process from the
+  project's settings, which an add-on does not reach.)
 - **Settings checked**: a malformed docsbot setting (the environment's, or one given with ``-s``) stops the crawl
   before anything is built, with one line naming it (:func:`check_settings`, against
   :class:`docsbot.config.DocsbotSettings`).
@@ -79,6 +79,8 @@ SETTINGS: dict[str, Any] = {
 }
 # Scrapy's HTTP handler, handing pages to render to scrapy-playwright's (started on the first one).
 DOWNLOAD_HANDLER = "docsbot.core.handler.DownloadHandler"
+# A folder's files answered as a site's pages are, with validators and 304s (Scrapy's own file handler reads any file).
+FILE_DOWNLOAD_HANDLER = "docsbot.core.files.FileDownloadHandler"
 # The components a docs crawl cannot store correctly without, per component setting, in the order they must run.
 REQUIRED_COMPONENTS: dict[str, tuple[str, ...]] = {
     "EXTENSIONS": ("docsbot.extensions.run.IndexRun",),
@@ -134,6 +136,7 @@ class Docsbot:
         handlers = dict(settings.getdict("DOWNLOAD_HANDLERS"))
         for scheme in ("http", "https"):
             handlers.setdefault(scheme, DOWNLOAD_HANDLER)
+        handlers.setdefault("file", FILE_DOWNLOAD_HANDLER)
         _set_keeping_priority(settings, "DOWNLOAD_HANDLERS", handlers)
         gone = {int(code) for code in settings.getlist("DOCSBOT_GONE_STATUSES")}  # valid: check_settings passed
         allowed = {int(code) for code in settings.getlist("HTTPERROR_ALLOWED_CODES")}

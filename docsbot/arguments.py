@@ -11,11 +11,11 @@ import re
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
-from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from docsbot.errors import DocsbotError
+from docsbot.folders import default_library, root_argument
 from docsbot.network import NETWORK_MODES
 from docsbot.render import RENDER_MODES
 from docsbot.urls import InvalidURL, canonical_url
@@ -94,8 +94,15 @@ class CrawlArguments(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    url: str | None = _argument(None, "Root URL of the docs (a full index; a refresh reads it from the database).")
-    library: str = _argument("", "Library name. A refresh needs it.", shown="the root URL's host")
+    url: str | None = _argument(
+        None,
+        "Root URL of the docs (a full index; a refresh reads it from the database); or a local folder (an absolute "
+        "path or `file:///path/`) of HTML, Markdown and text files, or an archive of built docs (`.zip`, `.tar.gz`, "
+        "by path or URL), unpacked under `DOCSBOT_DATA_DIR`.",
+    )
+    library: str = _argument(
+        "", "Library name. A refresh needs it.", shown="the root URL's host; a folder's or archive's name"
+    )
     version: str = _argument("", "Version string (none: the library's only, unnamed version).")
     mode: str = _argument(
         "full",
@@ -158,6 +165,11 @@ class CrawlArguments(BaseModel):
     @field_validator("url", mode="before")
     @classmethod
     def _root(cls, value: Any) -> str | None:
+        if isinstance(value, str):
+            try:
+                value = root_argument(value)  # a local folder or archive: its file: URL
+            except InvalidURL as exc:
+                raise _Invalid(f": {exc}") from None
         return _url(value)
 
     @field_validator("sitemap", mode="before")
@@ -244,7 +256,7 @@ class CrawlArguments(BaseModel):
         if not self.library:
             if self.url is None:
                 raise _Invalid("a refresh needs -a library=NAME (and -a version=VER if it has one)")
-            object.__setattr__(self, "library", urlsplit(self.url).hostname or "")
+            object.__setattr__(self, "library", default_library(self.url))
         return self
 
     @classmethod

@@ -353,6 +353,19 @@ class DocsbotSettings(BaseSettings):
         scrapy="DOWNLOAD_MAXSIZE",
         ge=0,
     )
+    DOCSBOT_ARCHIVE_MAX_BYTES: int = _setting(
+        2147483648,
+        "Crawl",
+        "An archive of docs (-a url=docs.zip, docs.tar.gz) is refused when it, or what it unpacks to, is larger than "
+        "this many bytes (a zip bomb's guard).",
+        ge=1,
+    )
+    DOCSBOT_ARCHIVE_MAX_MEMBERS: int = _setting(
+        200000,
+        "Crawl",
+        "An archive of docs with more files and folders than this is refused.",
+        ge=1,
+    )
 
     # --- Rendering ---
     DOCSBOT_RENDER_URLS: str = _setting(

@@ -18,7 +18,7 @@ _INDEX_PAGE = re.compile(r"/index\.html?$", re.IGNORECASE)
 
 
 class InvalidURL(ValueError):
-    """Raised for a URL docsbot cannot crawl: not absolute http(s), or without a host."""
+    """Raised for a URL docsbot cannot crawl: not absolute http(s) with a host, nor a local ``file:`` URL."""
 
 
 def canonical_url(url: str, base: str | None = None) -> str:
@@ -29,8 +29,11 @@ def canonical_url(url: str, base: str | None = None) -> str:
     URL; nginx without ``autoindex`` answers 403, not 404, for ``dir/`` once ``dir/index.html`` is gone). That the
     two name one page is :func:`page_key`'s business.
 
+    A ``file:`` URL (a folder's file, RFC 8089) is local: ``file:///path`` (``file://localhost/path`` and
+    ``file:/path`` are written so), without query or fragment.
+
     ``base`` resolves a relative ``url`` (RFC 3986 §5). Raises :class:`InvalidURL` for anything but an absolute
-    http(s) URL with a host.
+    http(s) URL with a host or a local ``file:`` URL.
     """
     if base is not None:
         url = urljoin(base, url)
@@ -42,6 +45,8 @@ def _canonical_absolute(url: str) -> str:
     """:func:`canonical_url` of a URL already resolved against its base. Cached: a docs page links the same
     navigation as its neighbours, and w3lib's canonicalization of its ~200 links was a sixth of extraction."""
     parts = urlsplit(url.strip())
+    if parts.scheme == "file" and parts.netloc in ("", "localhost"):
+        return canonicalize_url(urlunsplit(("file", "", parts.path or "/", "", "")), keep_fragments=False)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise InvalidURL(f"not an absolute http(s) URL: {url!r}")
     try:
@@ -92,15 +97,25 @@ FILE_EXTENSIONS = (
 # links to _sources/*.rst.txt, half of the requests on a Sphinx site; raw Markdown, reStructuredText, notebooks).
 SOURCE_EXTENSIONS = ("txt", "rst", "md", "markdown", "ipynb")
 _DOWNLOAD_EXTENSIONS = frozenset(f".{ext}" for ext in (*FILE_EXTENSIONS, *SOURCE_EXTENSIONS))
+# In a folder (file: URLs) the pages are its HTML, Markdown and plain-text files (docsbot.folders), and its folders.
+FOLDER_PAGE_EXTENSIONS = (".html", ".htm", ".xhtml", ".md", ".markdown", ".txt", ".rst")
 
 
 def is_download(url: str) -> bool:
     """Whether ``url``'s path ends with an extension Scrapy's link extractors ignore (:data:`FILE_EXTENSIONS`,
     Scrapy's ``IGNORED_EXTENSIONS``: ``.zip``, ``.png``, ``.pdf``...) or a plain-text source's
-    (``.txt``, ``.rst``, ``.md``, ``.ipynb``): a file, not a page."""
+    (``.txt``, ``.rst``, ``.md``, ``.ipynb``): a file, not a page. In a folder (a ``file:`` URL) every file is one
+    but those of :data:`FOLDER_PAGE_EXTENSIONS` and folders; a built site's sources (Sphinx's ``x.rst.txt``) stay
+    files."""
     path = urlsplit(url).path.lower()
     dot = path.rfind(".")
-    return dot > path.rfind("/") and path[dot:] in _DOWNLOAD_EXTENSIONS
+    has_extension = dot > path.rfind("/")
+    if url.startswith("file:"):
+        if not has_extension:
+            return False
+        source = path[: -len(".txt")] if path.endswith(".txt") else ""
+        return path[dot:] not in FOLDER_PAGE_EXTENSIONS or source.endswith((".rst", ".md", ".txt", ".ipynb"))
+    return has_extension and path[dot:] in _DOWNLOAD_EXTENSIONS
 
 
 @dataclass(frozen=True)
@@ -108,7 +123,7 @@ class Scope:
     """The part of a site a crawl stays in: same scheme-less host (with port) and a path prefix.
 
     The default prefix is the root URL's directory: ``https://docs.python.org/3/index.html`` gives
-    ``docs.python.org`` + ``/3/``.
+    ``docs.python.org`` + ``/3/``. A folder's (a ``file:`` root) has no host: its files, ``file:///docs/`` and under.
     """
 
     netloc: str
@@ -121,14 +136,17 @@ class Scope:
         return cls(parts.netloc, path[: path.rfind("/") + 1])
 
     def same_host(self, url: str) -> bool:
-        """Whether ``url`` (canonical) is an http(s) URL on the scope's host and port, whatever its path."""
+        """Whether ``url`` (canonical) is an http(s) URL on the scope's host and port, whatever its path; in a
+        folder's scope (no host), a ``file:`` URL inside the folder."""
         parts = urlsplit(url)
+        if not self.netloc:
+            return url in self
         return parts.scheme in ("http", "https") and parts.netloc == self.netloc
 
     def __contains__(self, url: str) -> bool:
         parts = urlsplit(url)
         return (
-            parts.scheme in ("http", "https")
+            parts.scheme in (("http", "https") if self.netloc else ("file",))  # a folder's scope has no host
             and parts.netloc == self.netloc
             and (parts.path or "/").startswith(self.path_prefix)
         )

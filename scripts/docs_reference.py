@@ -334,7 +334,10 @@ def addon_section() -> list[str]:
             out.append(f"| `{name}` | `{component}` | {shown} | {'yes' if component in required else ''} |")
     for name, value in addon.SETTINGS.items():
         out.append(f"| `{name}` | `{value}` | add-on | |")
-    out.append(f"| `DOWNLOAD_HANDLERS` | `http`, `https`: `{addon.DOWNLOAD_HANDLER}` | add-on | |")
+    out.append(
+        f"| `DOWNLOAD_HANDLERS` | `http`, `https`: `{addon.DOWNLOAD_HANDLER}`; `file`: `{addon.FILE_DOWNLOAD_HANDLER}` "
+        "| add-on | |"
+    )
     return out
 
 

@@ -82,6 +82,8 @@ class SeedFiles:
         """Requests for the sitemaps robots.txt names. With ``ROBOTSTXT_OBEY`` (the default) robots.txt is the one
         the robots.txt middleware downloads anyway (one request per run); otherwise it is fetched here."""
         root = self.context.ledger.root_url
+        if not self.context.scope.netloc:
+            return  # a folder (file: URLs) has no robots.txt
         robots = self.crawler.get_downloader_middleware(RobotsTxtMiddleware)
         if robots is None:
             url = urlunsplit((*urlsplit(root)[:2], "/robots.txt", "", ""))
@@ -115,6 +117,8 @@ class SeedFiles:
             return
         root = self.context.ledger.root_url
         candidates = [canonical_url("llms.txt", root), canonical_url("/llms.txt", root)]
+        if not self.context.scope.netloc:
+            candidates = candidates[:1]  # a folder's: the filesystem's root is no part of it
         for url in dict.fromkeys(candidates):
             yield self._seed_file_request(url, self.parse_llms_txt, "llms_txt")
 

@@ -73,6 +73,7 @@ def test_a_projects_own_components_stay_beside_docsbots_and_its_choices_for_docs
         "s3": None,
         "https": "scrapy.core.downloader.handlers.http2.H2DownloadHandler",
         "http": "docsbot.core.handler.DownloadHandler",
+        "file": "docsbot.core.files.FileDownloadHandler",
     }
 
 

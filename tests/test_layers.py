@@ -33,8 +33,9 @@ LAYERS = (
         "docsbot.fleet.libraries",
         "docsbot.fleet.registry",
         "docsbot.fleet.dependencies",
+        "docsbot.archives",
         independent=True,
-    ),  # a page's changes; a fleet's files and registries
+    ),  # a page's changes; a fleet's files and registries; archives unpacked into folders
     # a registry's metadata; its hosts; an npm tarball's README
     grimp.Layer("docsbot.fleet.roots", "docsbot.fleet.probe", "docsbot.fleet.tarball", independent=True),
     "docsbot.fleet.layout",  # how documentation hosts lay out their URLs
@@ -49,6 +50,7 @@ LAYERS = (
         "docsbot.render",
         "docsbot.items",
         "docsbot.resolver",
+        "docsbot.folders",  # file: roots: which files are pages, what answers a folder, validators
         independent=True,
     ),
     # extraction's steps, each a module of content/ that extract_page calls in turn
@@ -69,6 +71,7 @@ LAYERS = (
         "docsbot.content.commonmark",
         "docsbot.content.identifiers",  # what counts as an identifier: the symbol table's and the search SQL's
         "docsbot.content.markup",
+        "docsbot.content.sources",  # a folder's Markdown and text files rendered to pages
         independent=True,
     ),
 )
@@ -76,7 +79,10 @@ LAYERS = (
 # what they share; the web app over its views over rendering, the feed and the middlewares; serving over the tools.
 # So do the parts of the run extension and of the service.
 INSIDE = {
-    "docsbot.cli": (grimp.Layer("search", "status", "fleet", "db", "embed", "serve", independent=True), "common"),
+    "docsbot.cli": (
+        grimp.Layer("crawl", "search", "status", "fleet", "db", "embed", "serve", independent=True),
+        "common",
+    ),
     "docsbot.web": ("app", "llms", "views", grimp.Layer("rendering", "feed", "middleware", independent=True)),
     "docsbot.mcp": ("transport", "server", "arguments"),
     # the run extension: IndexRun wiring Scrapy's signals to the run's setup and end, over the context components
@@ -114,6 +120,9 @@ PURE = (
     "docsbot.items",
     "docsbot.urls",
     "docsbot.network",
+    "docsbot.folders",
+    "docsbot.archives",
+    "docsbot.content.sources",
 )
 
 

@@ -6,7 +6,8 @@ one per session, the two ways the deployment guides give: a Scrapyd node (``pip 
 scrapyd``, then
 the egg scrapyd-deploy builds, run by Scrapyd's own runner), and the built wheel (``pip install docsbot-*.whl``);
 each crawls the test site from a directory outside the repository, and ``docsbot embed`` of the installed package
-gives every chunk its vector with the real model.
+gives every chunk its vector with the real model. From there too, the installed ``docsbot index`` and ``docsbot
+refresh`` index a site and a folder with docsbot's settings, where Scrapy's own ``scrapy crawl`` knows no project.
 """
 
 from __future__ import annotations
@@ -242,3 +243,40 @@ def test_the_wheel_installed_in_a_fresh_virtualenv_crawls_and_embeds(fresh_venv,
     files = "from importlib import resources as r; d = r.files('docsbot.web'); "
     files += "print((d / 'static' / 'docsbot.js').is_file(), (d / 'templates' / 'base.html').is_file())"
     assert venv.python(files, env) == "True True"
+
+
+@pytest.mark.slow
+@pytest.mark.model
+@pytest.mark.skipif(not model_provisioned(), reason="the default model is not provisioned (make model)")
+def test_the_installed_docsbot_indexes_and_refreshes_from_any_folder(fresh_venv, docsite, db, database_url):
+    """The wheel installed, from a directory with no scrapy.cfg above it and no SCRAPY_SETTINGS_MODULE: ``docsbot
+    index`` of a site and of a folder (a relative path) and ``docsbot refresh`` run the spider with docsbot's settings
+    and exit with the crawl's codes (4: every page stored, the vectors left to ``docsbot embed``; then 0). Scrapy's
+    own ``scrapy crawl`` does not know the project there: the README gives the one line that makes it."""
+    venv = fresh_venv
+    venv.install_wheel()
+    env = venv.env(database_url, DOCSBOT_CRAWL_EMBED_WORKERS="0")
+    env.pop("SCRAPY_SETTINGS_MODULE", None)
+    here = {"env": env, "cwd": venv.outside, "capture_output": True, "text": True, "timeout": 600}
+    unknown = subprocess.run([venv.bin / "scrapy", "crawl", "docs"], **here)
+    assert unknown.returncode != 0 and "no active project" in unknown.stdout + unknown.stderr
+
+    site = subprocess.run(
+        [venv.bin / "docsbot", "index", f"{docsite.url}/docs/index.html", "--library", "site"], **here
+    )
+    assert site.returncode == 4, site.stderr[-3000:]  # the crawl's own code: stored, vectors waiting
+    docs = venv.outside / "docs"
+    (docs / "guide").mkdir(parents=True)
+    (docs / "README.md").write_text("# Local docs\n\nSee the [guide](guide/start.md).\n")
+    (docs / "guide" / "start.md").write_text("# Start\n\nTurn the crank clockwise.\n")
+    local = subprocess.run([venv.bin / "docsbot", "index", "docs", "--library", "local"], **here)
+    assert local.returncode == 4, local.stderr[-3000:]
+    urls = {u for (u,) in db.execute("SELECT p.url FROM pages p JOIN versions v ON v.id = p.version_id "
+                                      "JOIN libraries l ON l.id = v.library_id WHERE l.name = 'local'")}  # fmt: skip
+    assert urls == {docs.absolute().as_uri() + "/README.md", docs.absolute().as_uri() + "/guide/start.md"}
+    _run([venv.bin / "docsbot", "embed"], env=env, cwd=venv.outside, timeout=600)
+    for library in ("local", "site"):
+        again = subprocess.run([venv.bin / "docsbot", "refresh", library], **here)
+        assert again.returncode == 0, again.stderr[-3000:]
+    found = _run([venv.bin / "docsbot", "search", "crank", "--library", "local"], env=env, cwd=venv.outside)
+    assert "guide/start.md" in found.stdout, found.stdout

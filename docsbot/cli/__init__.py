@@ -1,14 +1,17 @@
-"""``docsbot``: search the index, show its status, give waiting chunks their vectors. Crawling is ``scrapy crawl
-docs`` (see docs/guide/crawling.md).
+"""``docsbot``: index and refresh docs, search the index, show its status, give waiting chunks their vectors.
+``index`` and ``refresh`` run ``scrapy crawl docs`` with docsbot's settings, from any folder (see
+docs/guide/crawling.md).
 
 Read-only commands (``search``, ``status``) never write: they check that the database's schema is current and
 say which command updates it when it is not. Exit codes: 0 success, 1 nothing found / nothing indexed / work left
-undone, 2 usage or configuration error (bad arguments, database unreachable, model not loadable).
+undone, 2 usage or configuration error (bad arguments, database unreachable, model not loadable); ``index`` and
+``refresh`` exit with the crawl's own codes (docsbot.refresh.outcome).
 
-This module builds the parser and runs a command; the commands live by group: :mod:`~docsbot.cli.search`
-(``search``, ``docs``, ``changes``, ``diff``, ``export``), :mod:`~docsbot.cli.status`, :mod:`~docsbot.cli.fleet`
-(``add``, ``sync``, ``scheduler``), :mod:`~docsbot.cli.db` (``delete``, ``db stop``, ``db migrate``),
-:mod:`~docsbot.cli.embed` and :mod:`~docsbot.cli.serve` (``mcp``, ``serve``), with what they share in
+This module builds the parser and runs a command; the commands live by group: :mod:`~docsbot.cli.crawl`
+(``index``, ``refresh``), :mod:`~docsbot.cli.search` (``search``, ``docs``, ``changes``, ``diff``, ``export``),
+:mod:`~docsbot.cli.status`, :mod:`~docsbot.cli.fleet` (``add``, ``sync``, ``scheduler``), :mod:`~docsbot.cli.db`
+(``delete``, ``db stop``, ``db migrate``), :mod:`~docsbot.cli.embed` and :mod:`~docsbot.cli.serve` (``mcp``,
+``serve``), with what they share in
 :mod:`~docsbot.cli.common`. Each imports what it needs inside its command, so that ``docsbot search`` loads neither
 Scrapy nor the MCP SDK.
 """
@@ -20,6 +23,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
+from docsbot.cli.crawl import cmd_index, cmd_refresh
 from docsbot.cli.db import cmd_db_migrate, cmd_db_stop, cmd_delete
 from docsbot.cli.embed import cmd_embed
 from docsbot.cli.fleet import cmd_add, cmd_scheduler, cmd_sync
@@ -63,6 +67,32 @@ def _environment_options(command: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="docsbot", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
+    index = sub.add_parser(
+        "index",
+        help="index docs: a site's root URL, a local folder or an archive (runs `scrapy crawl docs` in the foreground)",
+    )
+    index.add_argument(
+        "url", metavar="ROOT", help="a site's root URL, a folder (./docs, /srv/docs, file:///srv/docs/) or an archive "
+        "(docs.zip, docs.tar.gz, https://example.org/docs.tar.gz)",
+    )  # fmt: skip
+    index.add_argument("--library", help="the library's name (default: the URL's host, the folder's or archive's name)")
+    index.add_argument("--version", help="its version (default: none)")
+    refresh = sub.add_parser(
+        "refresh",
+        help="refresh an indexed library version: only what changed (runs `scrapy crawl docs` in the foreground)",
+    )
+    refresh.add_argument("library", metavar="LIBRARY[@VERSION]")
+    for command in (index, refresh):
+        command.add_argument(
+            "-a", dest="arguments", action="append", metavar="NAME=VALUE",
+            help="a spider argument, as `scrapy crawl docs -a` takes it (max_depth=2, prune=orphans...); repeatable",
+        )  # fmt: skip
+        command.add_argument(
+            "-s", dest="settings", action="append", metavar="NAME=VALUE",
+            help="a setting, as `scrapy crawl -s` takes it (DOCSBOT_CONCURRENT_REQUESTS=4...); repeatable",
+        )  # fmt: skip
+    index.set_defaults(func=cmd_index)
+    refresh.set_defaults(func=cmd_refresh)
     search = sub.add_parser("search", help="hybrid (vector + full-text) search of the indexed docs")
     search.add_argument("query")
     search.add_argument("--library", help="only this library")

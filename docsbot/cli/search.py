@@ -234,15 +234,20 @@ def _file_name(name: str) -> str:
 
 
 def _page_path(url: str, root_url: str) -> str:
-    """A page's file in an export: its URL's path below the root's directory, ``.md`` for ``.html``."""
+    """A page's file in an export: its URL's path below the root's directory (an archive's: the folder it was
+    unpacked to), ``.md`` for ``.html`` and Markdown files, ``.md`` added to others."""
     import posixpath
     import urllib.parse
 
+    from docsbot.folders import is_archive
+
     path = urllib.parse.urlsplit(url).path
     base = posixpath.dirname(urllib.parse.urlsplit(root_url).path) + "/"
+    if is_archive(root_url) and "/tree/" in path:  # an archive's pages: below the folder it was unpacked to
+        base = path[: path.rindex("/tree/") + len("/tree/")]
     rel = path[len(base) :] if path.startswith(base) else path.lstrip("/")
     if not rel or rel.endswith("/"):
         rel += "index.html"
     stem, ext = posixpath.splitext(rel)
-    rel = stem + ".md" if ext in (".html", ".htm", ".xhtml", "") else rel + ".md"
+    rel = stem + ".md" if ext in (".html", ".htm", ".xhtml", ".md", ".markdown", "") else rel + ".md"
     return "/".join(part for part in rel.split("/") if part not in ("", ".", ".."))

@@ -11,16 +11,19 @@ embedding model bound to the version, the network guard and the rendering policy
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from scrapy.utils.misc import load_object
 
 from docsbot import network, store
+from docsbot.archives import ArchiveLimits, unpack_root
 from docsbot.arguments import SpiderArgumentError, parse_duration
 from docsbot.embedding.models import load_embedder
 from docsbot.extensions.context import IndexContext
 from docsbot.extensions.vectors import RunVectors, ensure_vector_indexes
+from docsbot.folders import is_archive, is_file_url, url_path
 from docsbot.refresh import GONE_STATUSES, SKIP_STATUSES, parse_gone_statuses, parse_skip_statuses
 from docsbot.render import RenderPolicy, check_rendering
 from docsbot.urls import Scope
@@ -32,7 +35,7 @@ if TYPE_CHECKING:
 
     from docsbot.arguments import CrawlArguments, CrawlSettings
 
-__all__ = ["RunSetup", "set_up"]
+__all__ = ["RunSetup", "local_root", "set_up"]
 
 logger = logging.getLogger("docsbot.extensions.run")  # every line of the run under the extension's name
 
@@ -94,6 +97,7 @@ def set_up(crawler: Crawler, args: CrawlArguments) -> RunSetup:
                 if existing is None:
                     lock = store.lock_version(dsn, version)
             store.bind_model(conn, version, embedder.name, lambda: embedder.dim)
+        crawl = local_root(settings, crawl, version)  # the version keeps the archive's URL; the run crawls its folder
         # After the connection's transaction ended: a CREATE INDEX CONCURRENTLY waits for every older one
         ensure_vector_indexes(dsn)
         label = store.version_label(version.library, version.name)
@@ -132,6 +136,40 @@ def set_up(crawler: Crawler, args: CrawlArguments) -> RunSetup:
     )
     assert lock is not None
     return RunSetup(context, dsn, lock)
+
+
+def local_root(settings: BaseSettings, crawl: CrawlSettings, version: store.VersionRow) -> CrawlSettings:
+    """``crawl`` with its root made a folder to crawl when it is a local folder or an archive: an archive (a path or a
+    URL, :func:`docsbot.folders.is_archive`) is fetched and unpacked under ``DOCSBOT_DATA_DIR``
+    (:func:`docsbot.archives.unpack_root`) and its folder is the root. Raises
+    :class:`~docsbot.errors.DocsbotError` for a crawl started from the network (``-a network=public``: only the
+    operator's command line indexes local files), a render, a folder that is not there, and an archive that cannot
+    be fetched or unpacked safely (:class:`~docsbot.archives.ArchiveError`)."""
+    root = crawl.root_url
+    if not is_file_url(root) and not is_archive(root):
+        return crawl
+    if crawl.network == "public":
+        raise SpiderArgumentError(
+            f"-a network=public (a crawl started from the network) indexes no local folder or archive: {root}"
+        )
+    if crawl.render == "js":
+        raise SpiderArgumentError(f"a folder or archive is read as it is: drop -a render=js for {root}")
+    if not is_archive(root):
+        if not url_path(root).exists():
+            raise SpiderArgumentError(f"the folder {url_path(root)} is not there (the root of {version.library})")
+        return crawl
+    limits = ArchiveLimits(settings.getint("DOCSBOT_ARCHIVE_MAX_BYTES"), settings.getint("DOCSBOT_ARCHIVE_MAX_MEMBERS"))
+    unpacked = unpack_root(
+        root,
+        Path(settings.get("DOCSBOT_DATA_DIR")),
+        version.library,
+        version.name,
+        limits=limits,
+        headers={"User-Agent": settings.get("USER_AGENT")},
+        timeout=settings.getfloat("DOWNLOAD_TIMEOUT"),
+    )
+    logger.info("the archive %s", unpacked.message)
+    return replace(crawl, root_url=unpacked.folder_url)
 
 
 def guard_network(settings: BaseSettings, crawl: CrawlSettings) -> None:

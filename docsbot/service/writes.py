@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from docsbot import store
 from docsbot.arguments import parse_duration
+from docsbot.folders import is_archive, is_file_url
 from docsbot.network import BlockedAddress, check_url
 from docsbot.service.core import IndexCore, check_text
 from docsbot.service.errors import Forbidden, Invalid, NotFound
@@ -123,12 +124,21 @@ class Writing(IndexCore):
         The crawl and every later run of the version connect only to public addresses and those the server allows
         (``-a network=public``, :mod:`docsbot.network`); ``url``'s host is checked here first, on its resolved
         addresses. It requests at most ``max_pages`` pages, ``max_depth`` links deep, each at most the server's
-        ``DOCSBOT_NETWORK_MAX_PAGES`` / ``DOCSBOT_NETWORK_MAX_DEPTH`` (their default). Raises :class:`Forbidden`
-        (writes off; a host the policy refuses), :class:`Invalid` (a bad URL, one with credentials, a bad
-        duration or limit, or a version that is already indexed: refresh it instead) and
+        ``DOCSBOT_NETWORK_MAX_PAGES`` / ``DOCSBOT_NETWORK_MAX_DEPTH`` (their default). A local folder or archive
+        (a ``file:`` URL, a path, a ``.zip``/``.tar.gz`` by any URL) is never indexed on a network caller's behalf.
+        Raises :class:`Forbidden` (writes off; a host the policy refuses; a local folder or an archive),
+        :class:`Invalid` (a bad URL, one with credentials, a bad duration or limit, or a version that is already
+        indexed: refresh it instead) and
         :class:`~docsbot.service.errors.Upstream`."""
         self._require_writes("indexing")
         check_text(url=url, library=library, version=version, refresh=refresh)
+        root = url.strip()
+        if is_file_url(root) or root.startswith(("/", "~", "\\")) or is_archive(root):
+            # Checked before the URL is parsed, which would tell whether such a path exists on this machine
+            raise Forbidden(
+                f"not indexing {root[:200]!r}: a local folder or an archive is indexed only from the operator's "
+                "command line (docsbot index PATH); from here, give a site's http(s) URL"
+            )
         from docsbot.arguments import CrawlArguments, SpiderArgumentError
         from docsbot.store import fleet as fleet_store
 
