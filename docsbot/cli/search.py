@@ -71,7 +71,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         loading.join()  # never exit while onnxruntime is still loading on the thread
     if args.json:
         for result in results:
-            print(json.dumps(result.as_dict(), ensure_ascii=False))
+            print(json.dumps(result.model_dump(), ensure_ascii=False))
     else:
         for rank, hit in enumerate(results, 1):
             path = " > ".join(hit.heading_path[1:] if hit.heading_path[:1] == [hit.title] else hit.heading_path)

@@ -41,7 +41,7 @@ _EXPORTS = {
         "SymbolRef",
         "VersionDiff",
     ),
-    "docsbot.service.search": ("MAX_QUERY_CHARS", "BadQuery", "SearchResult", "Searcher", "UnknownLibrary"),
+    "docsbot.service.search": ("MAX_QUERY_CHARS", "BadQuery", "Searcher", "UnknownLibrary"),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 
@@ -68,7 +68,7 @@ if TYPE_CHECKING:
         SymbolRef,
         VersionDiff,
     )
-    from docsbot.service.search import MAX_QUERY_CHARS, BadQuery, Searcher, SearchResult, UnknownLibrary
+    from docsbot.service.search import MAX_QUERY_CHARS, BadQuery, Searcher, UnknownLibrary
 
 
 def __getattr__(name: str) -> Any:
@@ -103,7 +103,6 @@ __all__ = [
     "RunInfo",
     "SearchDocsResult",
     "SearchHit",
-    "SearchResult",
     "Searcher",
     "ServiceError",
     "UnknownLibrary",

@@ -20,7 +20,6 @@ from docsbot.service.models import (
     RunInfo,
     RunList,
     SearchDocsResult,
-    SearchHit,
 )
 from docsbot.service.runs import iso, run_info
 from docsbot.service.states import version_status
@@ -189,25 +188,7 @@ class Reading(IndexCore):
         :class:`~docsbot.service.search.BadQuery`."""
         check_text(query=query, library=library, version=version, kind=kind)
         results = self.searcher.search(query, library or None, version, limit, kind=kind or None)
-        return SearchDocsResult(
-            query=query,
-            results=[
-                SearchHit(
-                    title=r.title,
-                    url=r.url,
-                    deep_link=r.deep_link,
-                    heading_path=r.heading_path,
-                    score=round(r.score, 6),
-                    content=r.content,
-                    library=r.library,
-                    version=r.version,
-                    last_checked_at=r.last_checked_at,
-                    last_modified=r.last_modified,
-                    changed_at=r.changed_at,
-                )
-                for r in results
-            ],
-        )
+        return SearchDocsResult(query=query, results=results)
 
     def resolve_library(self, name: str, limit: int = 5) -> LibraryMatches:
         """The indexed libraries ``name`` may mean (:func:`docsbot.service.docs.name_matches`: case, separators,

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import re
-from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from psycopg_pool import ConnectionPool
@@ -17,6 +16,7 @@ from psycopg_pool import ConnectionPool
 from docsbot import store
 from docsbot.embedding.models import embed_query
 from docsbot.service.errors import Invalid, NotFound
+from docsbot.service.models import SearchHit
 from docsbot.store import version_label
 
 if TYPE_CHECKING:
@@ -29,7 +29,6 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_QUERY_CHARS",
     "BadQuery",
-    "SearchResult",
     "Searcher",
     "UnknownLibrary",
     "VersionNotReady",
@@ -54,38 +53,6 @@ class VersionNotReady(NotFound):
 
 class BadQuery(Invalid):
     """An empty or oversized query, or a ``limit`` out of bounds."""
-
-
-@dataclass(frozen=True)
-class SearchResult:
-    """One result: by default one per page (its best-matching section).
-
-    ``url`` is the page URL; ``deep_link`` the URL of the section (``url#anchor``, or ``url`` when the HTML gave
-    no anchor); ``content`` Markdown; ``score`` higher is better (fusion score, not comparable across queries).
-    Freshness (ISO 8601, ``None`` when unknown): ``last_checked_at`` when a run last found the page (its last 304 or
-    200), ``last_modified`` the server's ``Last-Modified`` as it sent it, ``changed_at`` when its text last changed
-    in the index.
-    """
-
-    url: str
-    deep_link: str
-    title: str
-    heading_path: list[str]
-    score: float
-    content: str
-    library: str = ""
-    version: str = ""
-    last_checked_at: str | None = None
-    last_modified: str | None = None
-    changed_at: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def as_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["score"] = round(self.score, 6)
-        if not out["extra"]:
-            del out["extra"]
-        return out
 
 
 class Searcher:
@@ -184,10 +151,11 @@ class Searcher:
         *,
         chunks: bool = False,
         kind: str | None = None,
-    ) -> list[SearchResult]:
+    ) -> list[SearchHit]:
         """The ``limit`` best results for ``query``: one per page (default) or raw chunks (``chunks=True``);
         ``kind``: only pages of that kind (``docs``, ``changelog`` or ``index``: ``pages.kind``). Raises
-        :class:`BadQuery` for an empty or long query, a limit outside 1-50 or an unknown kind."""
+        :class:`BadQuery` for an empty or long query, a limit outside 1-50 or an unknown kind. Each result is a
+        :class:`~docsbot.service.models.SearchHit` (one per page: its best-matching section or definition)."""
         query = " ".join((query or "").split())
         if not query:
             raise BadQuery("the query is empty")
@@ -219,12 +187,12 @@ class Searcher:
             )
             fresh = store.page_freshness(conn, list({h.page_id for h in hits})) if hits else {}
         return [
-            SearchResult(
+            SearchHit(
                 url=h.url,
                 deep_link=h.deep_link or h.url,
                 title=h.title,
                 heading_path=h.heading_path,
-                score=h.score,
+                score=round(h.score, 6),
                 content=h.content,
                 library=labels.get(h.version_id, ("", ""))[0],
                 version=labels.get(h.version_id, ("", ""))[1],

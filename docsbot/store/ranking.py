@@ -25,7 +25,7 @@ __all__ = [
     "REFRESH_REPEATS",
     "REFRESH_STATS",
     "SEARCH_DEFAULTS",
-    "SearchHit",
+    "RankedChunk",
     "lexical_stats_statements",
     "refresh_lexical_stats",
     "search",
@@ -34,7 +34,11 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class SearchHit:
+class RankedChunk:
+    """A chunk (or a definition) the search statement ranked: its page, heading path, text and fused score (higher is
+    better; not comparable across queries). The service turns it into the answer it gives
+    (:class:`docsbot.service.models.SearchHit`)."""
+
     url: str
     title: str
     heading_path: list[str]
@@ -366,7 +370,7 @@ def search(
     per_page: bool = False,
     page_kind: str | None = None,
     **tuning: Any,
-) -> list[SearchHit]:
+) -> list[RankedChunk]:
     """Hybrid search, fused by weighted reciprocal rank fusion (score = Σ w / (rrf_k + rank)) of:
 
     - the ``candidates`` nearest chunks by cosine distance to ``vector`` (the query's embedding; HNSW with
@@ -420,7 +424,7 @@ def search(
         ).fetchall()
     if not per_page:
         return [
-            SearchHit(url, title, list(path), float(score), content, version_id, _deep_link(url, anchor), page_id)
+            RankedChunk(url, title, list(path), float(score), content, version_id, _deep_link(url, anchor), page_id)
             for page_id, _, _, url, title, version_id, _, _, content, path, anchor, score, _, _ in rows
         ]
     pages: dict[int, list[tuple]] = {}
@@ -435,7 +439,7 @@ def search(
         page_id, page_score, sym_anchor, url, title, version_id, _, _, _, path, anchor, _, _, _ = best
         content = best[8] if definition else "\n\n".join(c[8] for c in sorted(chunks, key=lambda c: c[7]))
         link = _deep_link(url, sym_anchor or anchor)
-        hits.append(SearchHit(url, title, list(path), float(page_score), content, version_id, link, page_id))
+        hits.append(RankedChunk(url, title, list(path), float(page_score), content, version_id, link, page_id))
     return hits
 
 
