@@ -114,6 +114,11 @@ def _run(cmd: list[str | Path], timeout: float = 900, **kwargs) -> subprocess.Co
     return result
 
 
+# pip as a user runs it: a checkout on PYTHONPATH (a test run from a worktree sets one) holds docsbot.egg-info, which
+# pip would take for docsbot installed already, and skip the wheel.
+_PIP_ENV = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+
+
 class FreshVenv:
     """A virtualenv made with ``python -m venv`` holding what a Scrapyd node holds (``pip install -r
     requirements.txt scrapyd==1.6.0``, as docs/how-to/scrapyd.md says); :meth:`install_wheel` adds the
@@ -127,7 +132,7 @@ class FreshVenv:
         self.outside.mkdir()
         _run([sys.executable, "-m", "venv", where / "venv"])
         scrapyd = next(r for r in (ROOT / "requirements-dev.txt").read_text().split() if r.startswith("scrapyd=="))
-        _run([self.bin / "pip", "install", "-q", "-r", ROOT / "requirements.txt", scrapyd], timeout=1800)
+        _run([self.bin / "pip", "install", "-q", "-r", ROOT / "requirements.txt", scrapyd], timeout=1800, env=_PIP_ENV)
         self.wheel: Path | None = None
 
     def env(self, database_url: str, **extra: str) -> dict[str, str]:
@@ -149,9 +154,10 @@ class FreshVenv:
     def install_wheel(self) -> Path:
         if self.wheel is None:
             wheels = self.where / "wheels"
-            _run([self.bin / "pip", "wheel", "-q", "--no-deps", "-w", wheels, self.source])
+            _run([self.bin / "pip", "wheel", "-q", "--no-deps", "-w", wheels, self.source], env=_PIP_ENV)
             (self.wheel,) = wheels.glob("docsbot-*.whl")
-            _run([self.bin / "pip", "install", "-q", "-c", ROOT / "requirements.txt", self.wheel], timeout=1800)
+            _run([self.bin / "pip", "install", "-q", "-c", ROOT / "requirements.txt", self.wheel], timeout=1800,
+                 env=_PIP_ENV)  # fmt: skip
         return self.wheel
 
 
