@@ -80,10 +80,25 @@ def _choice(value: Any, choices: tuple[str, ...]) -> str | None:
 def _url(value: Any) -> str | None:
     if value in (None, ""):
         return None
+    if _has_credentials(str(value)):
+        # Refused before anything is logged or stored: the URL would carry its password into both
+        raise _Invalid(
+            ": a URL with a user name or password is not crawled (it would be written to the log and the database); "
+            "give it without them, and private docs' credentials by environment variable: "
+            "-a http_auth=$USER_VARIABLE:$PASSWORD_VARIABLE"
+        )
     try:
         return canonical_url(str(value))
     except InvalidURL as exc:
         raise _Invalid(f": {exc}") from None
+
+
+def _has_credentials(url: str) -> bool:
+    """Whether ``url`` has a ``user:password@`` (or ``user@``) before its host (RFC 3986 §3.2.1's userinfo)."""
+    scheme, sep, rest = url.strip().partition("://")
+    if not sep or not scheme.isascii() or not scheme.replace("+", "").replace("-", "").replace(".", "").isalnum():
+        return False
+    return "@" in re.split(r"[/?#]", rest, maxsplit=1)[0]
 
 
 class CrawlArguments(BaseModel):

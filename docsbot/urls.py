@@ -48,15 +48,24 @@ def _canonical_absolute(url: str) -> str:
     if parts.scheme == "file" and parts.netloc in ("", "localhost"):
         return canonicalize_url(urlunsplit(("file", "", parts.path or "/", "", "")), keep_fragments=False)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise InvalidURL(f"not an absolute http(s) URL: {url!r}")
+        raise InvalidURL(f"not an absolute http(s) URL: {_shown(url)!r}")
     try:
         port = parts.port
-    except ValueError as exc:
-        raise InvalidURL(f"bad port in {url!r}") from exc
+    except ValueError:
+        raise InvalidURL(f"bad port in {_shown(url)!r}") from None
     if port == _DEFAULT_PORTS[parts.scheme]:  # w3lib keeps explicit default ports
         parts = parts._replace(netloc=parts.netloc.rsplit(":", 1)[0])
     parts = parts._replace(path=parts.path or "/")
     return canonicalize_url(urlunsplit(parts), keep_fragments=False)
+
+
+def _shown(url: str) -> str:
+    """``url`` as an error may quote it: a ``user:password@`` before its host replaced by ``***@``."""
+    scheme, sep, rest = url.partition("://")
+    authority, mark, tail = rest.partition("/") if "/" in rest else (rest, "", "")
+    if not sep or "@" not in authority:
+        return url
+    return f"{scheme}://***@{authority.rpartition('@')[2]}{mark}{tail}"
 
 
 def without_credentials(url: str) -> str:
