@@ -18,7 +18,7 @@ from docsbot.errors import DocsbotError
 from docsbot.folders import default_library, root_argument
 from docsbot.network import NETWORK_MODES
 from docsbot.render import RENDER_MODES
-from docsbot.urls import InvalidURL, canonical_url
+from docsbot.urls import InvalidURL, canonical_url, has_credentials
 
 __all__ = [
     "parse_duration",
@@ -80,7 +80,7 @@ def _choice(value: Any, choices: tuple[str, ...]) -> str | None:
 def _url(value: Any) -> str | None:
     if value in (None, ""):
         return None
-    if _has_credentials(str(value)):
+    if has_credentials(str(value)):
         # Refused before anything is logged or stored: the URL would carry its password into both
         raise _Invalid(
             ": a URL with a user name or password is not crawled (it would be written to the log and the database); "
@@ -91,14 +91,6 @@ def _url(value: Any) -> str | None:
         return canonical_url(str(value))
     except InvalidURL as exc:
         raise _Invalid(f": {exc}") from None
-
-
-def _has_credentials(url: str) -> bool:
-    """Whether ``url`` has a ``user:password@`` (or ``user@``) before its host (RFC 3986 §3.2.1's userinfo)."""
-    scheme, sep, rest = url.strip().partition("://")
-    if not sep or not scheme.isascii() or not scheme.replace("+", "").replace("-", "").replace(".", "").isalnum():
-        return False
-    return "@" in re.split(r"[/?#]", rest, maxsplit=1)[0]
 
 
 class CrawlArguments(BaseModel):

@@ -10,7 +10,15 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from w3lib.url import canonicalize_url
 
-__all__ = ["Scope", "canonical_url", "page_key", "is_download", "InvalidURL", "without_credentials"]
+__all__ = [
+    "Scope",
+    "canonical_url",
+    "has_credentials",
+    "page_key",
+    "is_download",
+    "InvalidURL",
+    "without_credentials",
+]
 
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -57,6 +65,15 @@ def _canonical_absolute(url: str) -> str:
         parts = parts._replace(netloc=parts.netloc.rsplit(":", 1)[0])
     parts = parts._replace(path=parts.path or "/")
     return canonicalize_url(urlunsplit(parts), keep_fragments=False)
+
+
+def has_credentials(url: str) -> bool:
+    """Whether ``url`` has a ``user:password@`` (or ``user@``) before its host (RFC 3986 §3.2.1's userinfo); never
+    raises."""
+    scheme, sep, rest = url.strip().partition("://")
+    if not sep or not re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]*", scheme):
+        return False
+    return "@" in re.split(r"[/?#]", rest, maxsplit=1)[0]
 
 
 def _shown(url: str) -> str:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import socket
-import urllib.parse
 import uuid
 from typing import TYPE_CHECKING
 
@@ -24,7 +23,7 @@ from docsbot.service.models import (
 )
 from docsbot.service.runs import Launch
 from docsbot.store import version_label
-from docsbot.urls import without_credentials
+from docsbot.urls import has_credentials, without_credentials
 
 if TYPE_CHECKING:
     import psycopg
@@ -147,13 +146,13 @@ class Writing(IndexCore):
             raise Invalid(f"max_pages must be between 1 and {page_cap} on this server, got {max_pages}")
         if max_depth is not None and not 0 <= max_depth <= depth_cap:
             raise Invalid(f"max_depth must be between 0 and {depth_cap} on this server, got {max_depth}")
+        if has_credentials(root):  # before the spider's own check, which names -a arguments
+            raise Invalid("a root URL with a user name or password is not indexed from the network: pass it without")
         try:
             args = CrawlArguments.parse(url=url, library=library, version=version, mode="full")
             interval = parse_duration(refresh) if refresh else None
         except (SpiderArgumentError, ValueError) as exc:
             raise Invalid(str(exc).replace("-a ", "")) from None
-        if urllib.parse.urlsplit(args.url).username is not None:
-            raise Invalid("a root URL with a user name or password is not indexed from the network: pass it without")
         try:
             check_url(args.url, self.network)
         except BlockedAddress as exc:
