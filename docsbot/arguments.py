@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from docsbot.errors import DocsbotError
 from docsbot.folders import default_library, root_argument
+from docsbot.names import InvalidName, check_library, check_version
 from docsbot.network import NETWORK_MODES
 from docsbot.render import RENDER_MODES
 from docsbot.urls import InvalidURL, canonical_url, has_credentials
@@ -108,9 +109,13 @@ class CrawlArguments(BaseModel):
         "by path or URL), unpacked under `DOCSBOT_DATA_DIR`.",
     )
     library: str = _argument(
-        "", "Library name. A refresh needs it.", shown="the root URL's host; a folder's or archive's name"
+        "",
+        "Library name (ASCII letters, digits, `.`, `_`, `-`, `+`, at most 214, `docsbot.names`). A refresh needs it.",
+        shown="the root URL's host; a folder's or archive's name",
     )
-    version: str = _argument("", "Version string (none: the library's only, unnamed version).")
+    version: str = _argument(
+        "", "Version string (none: the library's only, unnamed version); a library name's characters, and `@`."
+    )
     mode: str = _argument(
         "full",
         "`full` fetches every page without validators; `refresh` revalidates every stored page with a conditional "
@@ -241,8 +246,13 @@ class CrawlArguments(BaseModel):
 
     @field_validator("library", "version", mode="before")
     @classmethod
-    def _stripped(cls, value: Any) -> str:
-        return str(value or "").strip()
+    def _name(cls, value: Any, info: ValidationInfo) -> str:
+        """A library or version name (:mod:`docsbot.names`): a crawl writes under it."""
+        name = str(value or "").strip()
+        try:
+            return check_version(name) if info.field_name == "version" else check_library(name) if name else name
+        except InvalidName as exc:
+            raise _Invalid(f": {exc}") from None
 
     @model_validator(mode="before")
     @classmethod

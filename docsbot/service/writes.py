@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from docsbot import store
 from docsbot.arguments import parse_duration
 from docsbot.folders import is_archive, is_file_url
+from docsbot.names import InvalidName, check_library, check_version
 from docsbot.network import BlockedAddress, check_url
 from docsbot.service.core import IndexCore, check_text
 from docsbot.service.errors import Forbidden, Invalid, NotFound
@@ -32,6 +33,19 @@ if TYPE_CHECKING:
 __all__ = ["Writing"]
 
 
+def _writable(library: str, version: str) -> None:
+    """Raise :class:`Invalid` for a stored version whose name is not one (:mod:`docsbot.names`): it was indexed
+    before names were checked, and nothing more is written under it; it stays readable and removable."""
+    try:
+        check_library(library)
+        check_version(version)
+    except InvalidName as exc:
+        raise Invalid(
+            f"{exc}; it was indexed before names were checked: it can be read and removed, not refreshed (remove it "
+            "and index the docs again under a name that is one)"
+        ) from None
+
+
 class Writing(IndexCore):
     """:meth:`refresh`, :meth:`index`, :meth:`cancel` and :meth:`remove` of
     :class:`~docsbot.service.index.DocsIndex`."""
@@ -44,6 +58,7 @@ class Writing(IndexCore):
         check_text(library=library, version=version)
         self._require_writes("refresh")
         target = self._one_version(library, version)
+        _writable(target.library, target.name)
         label = version_label(target.library, target.name)
         backend = self.launcher.backend
 
