@@ -32,6 +32,7 @@ from scrapy.utils.conf import build_component_list
 from scrapy.utils.misc import load_object
 
 from docsbot.config import DocsbotSettings, check_overrides
+from docsbot.display import escape_log_records
 from docsbot.errors import DocsbotError
 from docsbot.render import playwright_launch_options
 
@@ -125,6 +126,7 @@ class Docsbot:
         """Add docsbot's components and settings (see the module docstring). Raises :class:`SettingsError` for a
         malformed docsbot setting and :class:`ComponentError` when a required component is switched off or out of
         order."""
+        escape_log_records()  # a name, URL or error in a log line cannot forge another line (docsbot.display)
         check_settings(settings)
         for name, components in COMPONENTS.items():
             for component, priority in components.items():

@@ -16,9 +16,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from docsbot.errors import DocsbotError
 from docsbot.folders import default_library, root_argument
+from docsbot.names import InvalidName, check_library, check_version
 from docsbot.network import NETWORK_MODES
 from docsbot.render import RENDER_MODES
-from docsbot.urls import InvalidURL, canonical_url
+from docsbot.urls import InvalidURL, canonical_url, has_credentials
 
 __all__ = [
     "parse_duration",
@@ -80,6 +81,13 @@ def _choice(value: Any, choices: tuple[str, ...]) -> str | None:
 def _url(value: Any) -> str | None:
     if value in (None, ""):
         return None
+    if has_credentials(str(value)):
+        # Refused before anything is logged or stored: the URL would carry its password into both
+        raise _Invalid(
+            ": a URL with a user name or password is not crawled (it would be written to the log and the database); "
+            "give it without them, and private docs' credentials by environment variable: "
+            "-a http_auth=$USER_VARIABLE:$PASSWORD_VARIABLE"
+        )
     try:
         return canonical_url(str(value))
     except InvalidURL as exc:
@@ -101,9 +109,13 @@ class CrawlArguments(BaseModel):
         "by path or URL), unpacked under `DOCSBOT_DATA_DIR`.",
     )
     library: str = _argument(
-        "", "Library name. A refresh needs it.", shown="the root URL's host; a folder's or archive's name"
+        "",
+        "Library name (ASCII letters, digits, `.`, `_`, `-`, `+`, at most 214, `docsbot.names`). A refresh needs it.",
+        shown="the root URL's host; a folder's or archive's name",
     )
-    version: str = _argument("", "Version string (none: the library's only, unnamed version).")
+    version: str = _argument(
+        "", "Version string (none: the library's only, unnamed version); a library name's characters, and `@`."
+    )
     mode: str = _argument(
         "full",
         "`full` fetches every page without validators; `refresh` revalidates every stored page with a conditional "
@@ -234,8 +246,13 @@ class CrawlArguments(BaseModel):
 
     @field_validator("library", "version", mode="before")
     @classmethod
-    def _stripped(cls, value: Any) -> str:
-        return str(value or "").strip()
+    def _name(cls, value: Any, info: ValidationInfo) -> str:
+        """A library or version name (:mod:`docsbot.names`): a crawl writes under it."""
+        name = str(value or "").strip()
+        try:
+            return check_version(name) if info.field_name == "version" else check_library(name) if name else name
+        except InvalidName as exc:
+            raise _Invalid(f": {exc}") from None
 
     @model_validator(mode="before")
     @classmethod

@@ -19,6 +19,7 @@ from urllib.parse import unquote, urlsplit
 
 from w3lib.url import file_uri_to_path
 
+from docsbot.names import name_from
 from docsbot.urls import InvalidURL, canonical_url
 
 if TYPE_CHECKING:
@@ -85,6 +86,12 @@ _GENERIC_NAMES = frozenset({"docs", "doc", "documentation", "html", "_build", "b
 
 
 def default_library(url: str) -> str:
+    """The library name a root is indexed under when none is given (made a name by
+    :func:`docsbot.names.name_from`: ``my docs`` is ``my-docs``); see :func:`_default_library`."""
+    return name_from(_default_library(url))
+
+
+def _default_library(url: str) -> str:
     """The library name a root is indexed under when none is given; a local one's (or an archive's): its folder's
     (or archive's) name, the generic ones (``docs``, ``html``, ``_build``...) skipped for their parent's;
     ``/srv/acme/docs/`` gives

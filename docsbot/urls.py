@@ -10,7 +10,15 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from w3lib.url import canonicalize_url
 
-__all__ = ["Scope", "canonical_url", "page_key", "is_download", "InvalidURL", "without_credentials"]
+__all__ = [
+    "Scope",
+    "canonical_url",
+    "has_credentials",
+    "page_key",
+    "is_download",
+    "InvalidURL",
+    "without_credentials",
+]
 
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -48,15 +56,33 @@ def _canonical_absolute(url: str) -> str:
     if parts.scheme == "file" and parts.netloc in ("", "localhost"):
         return canonicalize_url(urlunsplit(("file", "", parts.path or "/", "", "")), keep_fragments=False)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise InvalidURL(f"not an absolute http(s) URL: {url!r}")
+        raise InvalidURL(f"not an absolute http(s) URL: {_shown(url)!r}")
     try:
         port = parts.port
-    except ValueError as exc:
-        raise InvalidURL(f"bad port in {url!r}") from exc
+    except ValueError:
+        raise InvalidURL(f"bad port in {_shown(url)!r}") from None
     if port == _DEFAULT_PORTS[parts.scheme]:  # w3lib keeps explicit default ports
         parts = parts._replace(netloc=parts.netloc.rsplit(":", 1)[0])
     parts = parts._replace(path=parts.path or "/")
     return canonicalize_url(urlunsplit(parts), keep_fragments=False)
+
+
+def has_credentials(url: str) -> bool:
+    """Whether ``url`` has a ``user:password@`` (or ``user@``) before its host (RFC 3986 §3.2.1's userinfo); never
+    raises."""
+    scheme, sep, rest = url.strip().partition("://")
+    if not sep or not re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]*", scheme):
+        return False
+    return "@" in re.split(r"[/?#]", rest, maxsplit=1)[0]
+
+
+def _shown(url: str) -> str:
+    """``url`` as an error may quote it: a ``user:password@`` before its host replaced by ``***@``."""
+    scheme, sep, rest = url.partition("://")
+    authority, mark, tail = rest.partition("/") if "/" in rest else (rest, "", "")
+    if not sep or "@" not in authority:
+        return url
+    return f"{scheme}://***@{authority.rpartition('@')[2]}{mark}{tail}"
 
 
 def without_credentials(url: str) -> str:

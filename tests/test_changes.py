@@ -14,7 +14,7 @@ import feedparser
 import httpx2
 import pytest
 
-from docsbot.content.changes import page_diff, sections_of, symbol_doc_hashes
+from docsbot.content.changes import line_opcodes, page_diff, sections_of, symbol_doc_hashes
 from docsbot.service import Invalid, parse_since
 from tests.conftest import ROOT, docsbot_env
 from tests.docsite import html_page
@@ -78,6 +78,93 @@ def test_a_long_diff_is_cut_at_a_line_and_says_so():
     diff = page_diff(old, new, max_bytes=1000)
     assert diff.cut and len(diff.diff.encode()) < 1100
     assert diff.diff.endswith("(diff cut at DOCSBOT_CHANGE_DIFF_BYTES)")
+
+
+def _page(sections: int, word: str) -> tuple[str, list[tuple[int, str]]]:
+    """A page of ``sections`` sections, each with its anchor, whose text says ``word``."""
+    parts, anchors, offset = [], [], 0
+    for i in range(sections):
+        part = f"## Section {i}\n\nText {word} of section {i}, with a few more words.\n\n"
+        anchors.append((offset, f"s{i}"))
+        parts.append(part)
+        offset += len(part)
+    return "".join(parts), anchors
+
+
+def test_the_diff_of_a_page_is_linear_in_its_size_with_every_section_changed():
+    """A hostile site's refresh (every section changed, 20,000 of them) costs what 20 pages of 1,000 sections cost,
+    never the extraction worker's minute: difflib alone was quadratic (8,000 sections took 16 s)."""
+    import time
+
+    def cost(sections: int) -> float:
+        old, _ = _page(sections, "old")
+        new, anchors = _page(sections, "new")
+        best = float("inf")
+        for _ in range(3):
+            started = time.process_time()
+            diff = page_diff(old, new, anchors)
+            best = min(best, time.process_time() - started)
+        assert len(diff.sections) == sections and diff.sections[-1].anchor == f"s{sections - 1}" and diff.cut
+        return best
+
+    small, large = cost(1_000), cost(20_000)
+    assert large < 60 * small, (small, large)  # 20 times the page: linear is 20x, quadratic was 400x
+
+
+def _applied(old: list[str], diff: str) -> list[str]:
+    """``diff`` (a unified diff) applied to ``old``: its hunks' headers must hold, in order."""
+    import re
+
+    out, at = [], 0
+    for line in diff.splitlines()[2:]:
+        if line.startswith("@@"):
+            start = int(re.match(r"@@ -(\d+)", line).group(1))
+            start = start - 1 if start else 0
+            assert start >= at, line
+            out += old[at:start]
+            at = start
+        elif line.startswith((" ", "-")):
+            assert old[at] == line[1:], (at, line)
+            if line[0] == " ":
+                out.append(line[1:])
+            at += 1
+        else:
+            out.append(line[1:])
+    return out + old[at:]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_bounded_diff_is_a_correct_one(seed, monkeypatch):
+    """Past the work difflib may do, the diff is made from the page's unique lines and what lies between them: still
+    a unified diff that turns the old page into the new one."""
+    import random
+
+    rng = random.Random(seed)
+    old = [rng.choice(["", "text", "## A", "## B"]) if rng.random() < 0.3 else f"line {i}" for i in range(300)]
+    new = list(old)
+    for _ in range(rng.randint(1, 60)):
+        at = rng.randrange(len(new))
+        choice = rng.random()
+        if choice < 0.3:
+            del new[at]
+        elif choice < 0.6:
+            new.insert(at, rng.choice(["", "text", f"new {at}"]))
+        else:
+            new[at] = f"changed {at}"
+    from docsbot.content import changes
+
+    for work in (0, 50, 10**9):
+        ops = list(line_opcodes(old, new, work))
+        assert [op[1] for op in ops] == sorted(op[1] for op in ops) and [op[3] for op in ops] == sorted(
+            op[3] for op in ops
+        )
+        monkeypatch.setattr(changes, "DIFF_WORK", work)
+        for max_bytes in (10**9, 400):
+            diff = page_diff("\n".join(old), "\n".join(new), max_bytes=max_bytes)
+            if not diff.cut:
+                assert _applied(old, diff.diff) == new
+        short_hunks = "\n".join(changes._unified(old, new, 5))  # hunks ended early, as a cut diff has them
+        assert _applied(old, short_hunks) == new
 
 
 def test_symbol_doc_hashes_cover_the_text_up_to_the_next_anchor():

@@ -217,3 +217,71 @@ def test_a_file_that_cannot_be_read_is_one_error_naming_it_and_an_empty_one_is_e
     (tmp_path / "requirements.txt").write_text("# nothing yet\n\n")
     empty = read_dependencies(tmp_path / "requirements.txt", LINUX)
     assert empty.dependencies == [] and empty.skipped == []
+
+
+def test_only_regular_files_under_the_first_files_folder_are_read_and_each_refusal_is_one_line(tmp_path):
+    project = tmp_path / "project"
+    (project / "sub").mkdir(parents=True)
+    (tmp_path / "outside.txt").write_text("secret-package-name==1.0\n")
+    (project / "sub" / "more.txt").write_text("click>=8\n")
+    (project / "link.txt").symlink_to(tmp_path / "outside.txt")
+    (project / "requirements.txt").write_text(
+        "flask>=2\n-r /etc/passwd\n-r /dev/zero\n-r ../outside.txt\n--requirement=link.txt\n-r sub/more.txt\n"
+        "-c /etc/shadow\n"
+    )
+    result = read_dependencies(project / "requirements.txt", LINUX)
+    assert found(result) == [("flask", ">=2", None), ("click", ">=8", None)]
+    reasons = {s.entry: s.reason for s in result.skipped}
+    assert reasons == {
+        "-r /etc/passwd": f"outside {project}, not read (a project's files stay in its folder)",
+        "-r /dev/zero": f"outside {project}, not read (a project's files stay in its folder)",
+        "-r ../outside.txt": f"outside {project}, not read (a project's files stay in its folder)",
+        "--requirement=link.txt": f"outside {project}, not read (a project's files stay in its folder)",
+    }
+    assert "secret-package-name" not in repr(result) and "root:" not in repr(result)
+
+
+def test_a_device_a_fifo_or_a_huge_file_is_refused_unread(tmp_path, monkeypatch):
+    import os
+
+    from docsbot.fleet import locks
+
+    (tmp_path / "requirements.txt").write_text("flask\n-r devnull.txt\n-r fifo.txt\n-r big.txt\n")
+    (tmp_path / "devnull.txt").symlink_to("/dev/zero")
+    os.mkfifo(tmp_path / "fifo.txt")  # opening it would block for ever
+    (tmp_path / "big.txt").write_text("requests\n" * 20)
+    monkeypatch.setattr(locks, "MAX_FILE_BYTES", 100)
+    result = read_dependencies(tmp_path / "requirements.txt", LINUX)
+    assert [d.name for d in result.dependencies] == ["flask"]
+    assert {s.entry: s.reason for s in result.skipped} == {
+        "-r devnull.txt": f"outside {tmp_path}, not read (a project's files stay in its folder)",
+        "-r fifo.txt": "not a regular file, not read",
+        "-r big.txt": "180 bytes, over the 100 read at most",
+    }
+    (tmp_path / "zero").mkdir()
+    (tmp_path / "zero" / "requirements.txt").symlink_to("/dev/zero")
+    with pytest.raises(DependencyFileError, match=r"zero/requirements.txt: not a regular file, not read$"):
+        read_dependencies(tmp_path / "zero" / "requirements.txt", LINUX)  # the file given: one line, no MemoryError
+    (tmp_path / "package.json").write_text('{"dependencies": {"express": "^4"}}')
+    (tmp_path / "package-lock.json").symlink_to("/etc/passwd")
+    npm = read_dependencies(tmp_path / "package.json", LINUX)
+    assert found(npm) == [("express", "^4", None)] and npm.lock is None
+    assert [(s.entry, s.reason) for s in npm.skipped] == [
+        (str(tmp_path / "package-lock.json"), f"the lock file: outside {tmp_path}, not read (a project's files "
+         "stay in its folder)"),
+    ]  # fmt: skip
+
+
+def test_a_cargo_workspace_reads_no_member_outside_its_folder(tmp_path):
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "Cargo.toml").write_text('[package]\nname = "x"\n[dependencies]\nsecret = "1"\n')
+    root = tmp_path / "repo"
+    (root / "crates" / "a").mkdir(parents=True)
+    (root / "crates" / "a" / "Cargo.toml").write_text('[package]\nname = "a"\n[dependencies]\nserde = "1"\n')
+    (root / "Cargo.toml").write_text('[workspace]\nmembers = ["crates/*", "../elsewhere", "/etc"]\n')
+    result = read_dependencies(root / "Cargo.toml", LINUX)
+    assert found(result) == [("serde", "1", None)]
+    assert {s.entry: s.reason for s in result.skipped} == {
+        "../elsewhere": "a workspace member outside the folder, not read",
+        "/etc": "a workspace member outside the folder, not read",
+    }

@@ -63,10 +63,11 @@ LAYERS = (
         independent=True,
     ),
     grimp.Layer("docsbot.content.anchors", "docsbot.content.decoding", independent=True),
-    "docsbot.network",
+    grimp.Layer("docsbot.network", "docsbot.names", independent=True),  # which addresses; what a name is
     grimp.Layer(
         "docsbot.urls",
         "docsbot.errors",
+        "docsbot.display",  # text shown to a person: escaped
         "docsbot.config",
         "docsbot.content.commonmark",
         "docsbot.content.identifiers",  # what counts as an identifier: the symbol table's and the search SQL's
@@ -120,6 +121,8 @@ PURE = (
     "docsbot.items",
     "docsbot.urls",
     "docsbot.network",
+    "docsbot.names",
+    "docsbot.display",
     "docsbot.folders",
     "docsbot.archives",
     "docsbot.content.sources",

@@ -255,3 +255,14 @@ def test_docsbot_add_takes_the_forms_of_the_files(world, tmp_path):
     tag = docsbot(world, tmp_path, "add", "widget@canary", "--ecosystem", "npm")
     assert tag.returncode == 1 and "'canary' is not a dist-tag of this package (its tags: latest, next)" in tag.stderr
     assert not (tmp_path / "libraries.toml").exists()
+
+
+def test_a_dependency_file_reads_nothing_outside_its_folder_and_says_so_in_one_line(world, tmp_path):
+    (tmp_path / "requirements.txt").write_text("-r /etc/passwd\n-r /dev/zero\ndemo==2.0\n")
+    done = docsbot(world, tmp_path, "sync", "--from", "requirements.txt", "--dry-run")
+    assert done.returncode == 0, done.stdout + done.stderr
+    refused = f"outside {tmp_path}, not read (a project's files stay in its folder)"
+    assert f"  skipped   -r /etc/passwd: {refused} (requirements.txt:1)" in done.stdout
+    assert f"  skipped   -r /dev/zero: {refused} (requirements.txt:2)" in done.stdout
+    assert "root:" not in done.stdout + done.stderr and "Traceback" not in done.stderr
+    assert "plan for libraries.toml: 1 to add, 0 declared already, 0 without docs found, 2 skipped" in done.stdout

@@ -3,7 +3,8 @@
 docs/guide/crawling.md).
 
 Read-only commands (``search``, ``status``) never write: they check that the database's schema is current and
-say which command updates it when it is not. Exit codes: 0 success, 1 nothing found / nothing indexed / work left
+say which command updates it when it is not. What a command prints, and its log lines, have their control and
+format characters escaped (:mod:`docsbot.display`). Exit codes: 0 success, 1 nothing found / nothing indexed / work left
 undone, 2 usage or configuration error (bad arguments, database unreachable, model not loadable); ``index`` and
 ``refresh`` exit with the crawl's own codes (docsbot.refresh.outcome).
 
@@ -30,6 +31,7 @@ from docsbot.cli.fleet import cmd_add, cmd_scheduler, cmd_sync
 from docsbot.cli.search import cmd_changes, cmd_diff, cmd_docs, cmd_export, cmd_search
 from docsbot.cli.serve import cmd_mcp, cmd_serve
 from docsbot.cli.status import cmd_status
+from docsbot.display import EscapingStream, escape_log_records, printable
 from docsbot.errors import DocsbotError
 
 if TYPE_CHECKING:
@@ -240,6 +242,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    escape_log_records()
+    # Whatever a stored or given string holds, nothing this command prints acts on the terminal
+    sys.stderr = EscapingStream(sys.stderr)
+    if args.func is not cmd_mcp:  # stdio MCP speaks JSON-RPC on stdout
+        sys.stdout = EscapingStream(sys.stdout)
     if getattr(args, "k", 1) < 1:
         print("docsbot: -k must be at least 1", file=sys.stderr)
         return 2
@@ -255,7 +262,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so that flushing at exit fails no more
         return 141  # 128 + SIGPIPE, as a shell reports a command killed by it
     except DocsbotError as exc:  # a database, model or query error the user can act on
-        print(f"docsbot: {exc}", file=sys.stderr)
+        print(f"docsbot: {printable(exc)}", file=sys.stderr)
         return 2
     except Exception as exc:
         import psycopg

@@ -7,6 +7,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from docsbot.cli.common import docs_index, project_settings
+from docsbot.display import printable
 
 if TYPE_CHECKING:
     import argparse
@@ -22,10 +23,10 @@ def cmd_delete(args: argparse.Namespace) -> int:
             removed = index.remove(args.library, args.version).removed
     except NotFound:
         which = f"{args.library}@{args.version}" if args.version is not None else args.library
-        print(f"docsbot: nothing indexed as {which}", file=sys.stderr)
+        print(f"docsbot: nothing indexed as {printable(which)}", file=sys.stderr)
         return 1
     for version in removed:
-        print(f"deleted {version['version']}: {version['pages']} pages with their chunks and runs")
+        print(f"deleted {printable(version['version'])}: {version['pages']} pages with their chunks and runs")
     return 0
 
 

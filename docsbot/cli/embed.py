@@ -6,6 +6,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from docsbot.cli.common import database, project_settings
+from docsbot.display import printable
 
 if TYPE_CHECKING:
     import argparse
@@ -35,7 +36,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
         versions = store.list_versions(conn, args.library, args.version)
         if args.library is not None and not versions:
             known = ", ".join(store.version_label(v.library, v.name) for v in store.list_versions(conn)) or "none"
-            print(f"docsbot embed: {args.library} is not indexed; indexed: {known}", file=sys.stderr)
+            print(f"docsbot embed: {printable(args.library)} is not indexed; indexed: {known}", file=sys.stderr)
             return 1
         mine = [v for v in versions if v.embedding_model == embedder.name]
         other = [
@@ -70,8 +71,8 @@ def cmd_embed(args: argparse.Namespace) -> int:
         try:
             store.ensure_vector_indexes(dsn, wait=GRAPH_WAIT_SECONDS)
         except psycopg.Error as exc:  # searched exactly until the next run or `docsbot db migrate` builds them
-            print(f"docsbot embed: the vector indexes could not be built ({exc}); searches scan vectors exactly",
-                  file=sys.stderr)  # fmt: skip
+            print(f"docsbot embed: the vector indexes could not be built ({printable(exc)}); searches scan vectors "
+                  "exactly", file=sys.stderr)  # fmt: skip
 
     async def run() -> FillStats:
         done = asyncio.Event()

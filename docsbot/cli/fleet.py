@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from docsbot.cli.common import project_settings
+from docsbot.display import printable
 
 if TYPE_CHECKING:
     import argparse
@@ -37,22 +38,23 @@ def cmd_add(args: argparse.Namespace) -> int:
     from docsbot.fleet.libraries import DEFAULT_FILE, LibrariesFileError
     from docsbot.fleet.registry import RegistryError, resolve, toml_entry
     from docsbot.fleet.versions import Environment, VersionSpecError
+    from docsbot.names import InvalidName
 
     try:
         environment = Environment(args.python, args.platform)
         name, spec = _package_spec(args.package, args.ecosystem, environment)
     except VersionSpecError as exc:
-        print(f"docsbot add: {exc}", file=sys.stderr)
+        print(f"docsbot add: {printable(exc)}", file=sys.stderr)
         return 2
     except _Refused as exc:
-        print(f"docsbot add: {exc}", file=sys.stderr)
+        print(f"docsbot add: {printable(exc)}", file=sys.stderr)
         return exc.code
     path = Path(args.file or DEFAULT_FILE)
     try:
         with httpx.Client(timeout=20, follow_redirects=True, headers={"User-Agent": "docsbot"}) as client:
-            found = resolve(name, spec, args.ecosystem, client=client, url=args.url)
-    except (RegistryError, VersionSpecError) as exc:
-        print(f"docsbot add: {exc}", file=sys.stderr)
+            found = _named(resolve(name, spec, args.ecosystem, client=client, url=args.url))
+    except (RegistryError, VersionSpecError, InvalidName) as exc:
+        print(f"docsbot add: {printable(exc)}", file=sys.stderr)
         return 1
     _note_version(found, spec)
     entry = toml_entry(found, args.refresh)
@@ -62,7 +64,7 @@ def cmd_add(args: argparse.Namespace) -> int:
     try:
         added = _append_entries(path, [found], args.refresh)
     except LibrariesFileError as exc:
-        print(f"docsbot add: {exc}; {path} left as it was", file=sys.stderr)
+        print(f"docsbot add: {printable(exc)}; {path} left as it was", file=sys.stderr)
         return 2
     if not added:
         print(f"docsbot add: {path} declares {found.name}@{found.version} already; nothing written", file=sys.stderr)
@@ -71,6 +73,17 @@ def cmd_add(args: argparse.Namespace) -> int:
     checked = "confirmed by its host" if found.verified else "unverified: its host was not asked or could not tell"
     print(f"added {found.name}@{found.version} to {path} ({checked}); `docsbot sync {path}` indexes it")
     return 0
+
+
+def _named(found: Resolution) -> Resolution:
+    """``found`` under its library name (:func:`docsbot.names.library_name_of`: a registry's name as its ecosystem
+    writes it in a flat namespace, checked), its version label checked. Raises
+    :class:`~docsbot.names.InvalidName`."""
+    from docsbot.names import check_version, library_name_of
+
+    found.name = library_name_of(found.name, found.ecosystem)
+    found.version = check_version(found.version)
+    return found
 
 
 def _note_version(found: Resolution, requirement: str | None, locked_note: str | None = None) -> None:
@@ -176,6 +189,7 @@ def _plan(names: list[str], environment: Environment, path: Path) -> tuple[list[
     from docsbot.fleet.libraries import load
     from docsbot.fleet.registry import RegistryError, resolve
     from docsbot.fleet.versions import VersionSpecError
+    from docsbot.names import InvalidName
 
     files = [read_dependencies(Path(name), environment) for name in names]
     labels = {e.label for e in load(path)} if path.exists() else set()
@@ -185,8 +199,8 @@ def _plan(names: list[str], environment: Environment, path: Path) -> tuple[list[
             for dep in file.dependencies:
                 item = _Planned(file, dep)
                 try:
-                    item.found = resolve(dep.name, dep.requirement, dep.ecosystem, client=client)
-                except (RegistryError, VersionSpecError) as exc:
+                    item.found = _named(resolve(dep.name, dep.requirement, dep.ecosystem, client=client))
+                except (RegistryError, VersionSpecError, InvalidName) as exc:
                     item.error = str(exc)
                 else:
                     _note_version(item.found, dep.requirement, dep.note if dep.locked else None)
@@ -282,7 +296,7 @@ def cmd_sync(args: argparse.Namespace) -> int:
             environment = Environment(args.python, args.platform)
             files, planned = _plan(args.from_files, environment, path)
         except (VersionSpecError, DependencyFileError, LibrariesFileError) as exc:
-            print(f"docsbot sync: {exc}; nothing written", file=sys.stderr)
+            print(f"docsbot sync: {printable(exc)}; nothing written", file=sys.stderr)
             return 2
         _print_plan(files, planned, environment, path)
         extra_rows = _plan_rows(files, planned)
@@ -297,7 +311,7 @@ def cmd_sync(args: argparse.Namespace) -> int:
         try:
             _append_entries(path, new)
         except LibrariesFileError as exc:
-            print(f"docsbot sync: {exc}; {path} left as it was", file=sys.stderr)
+            print(f"docsbot sync: {printable(exc)}; {path} left as it was", file=sys.stderr)
             return 2
     fleet = _fleet(args)
     version_ids = None
@@ -305,7 +319,7 @@ def cmd_sync(args: argparse.Namespace) -> int:
         try:
             entries = load(path)  # every entry checked before anything runs
         except LibrariesFileError as exc:
-            print(f"docsbot sync: {exc}", file=sys.stderr)
+            print(f"docsbot sync: {printable(exc)}", file=sys.stderr)
             return 2
         source = str(path.resolve())
         plan = fleet.declare(entries, source)

@@ -11,6 +11,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from docsbot.cli.common import database, docs_index, library_version, project_settings
+from docsbot.display import printable
 
 if TYPE_CHECKING:
     import argparse
@@ -57,7 +58,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             try:
                 store.check_schema(conn)
             except store.NoSchema as exc:
-                print(f"docsbot: {exc}", file=sys.stderr)
+                print(f"docsbot: {printable(exc)}", file=sys.stderr)
                 return 1
         with Searcher(dsn, embedder, pool_size=1) as searcher:
             try:
@@ -65,7 +66,7 @@ def cmd_search(args: argparse.Namespace) -> int:
                     args.query, args.library, args.version, args.k, chunks=args.chunks, kind=args.kind
                 )
             except UnknownLibrary as exc:
-                print(f"docsbot: {exc}; index a site with `scrapy crawl docs -a url=URL`", file=sys.stderr)
+                print(f"docsbot: {printable(exc)}; index a site with `scrapy crawl docs -a url=URL`", file=sys.stderr)
                 return 1
     finally:
         loading.join()  # never exit while onnxruntime is still loading on the thread
@@ -75,7 +76,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     else:
         for rank, hit in enumerate(results, 1):
             path = " > ".join(hit.heading_path[1:] if hit.heading_path[:1] == [hit.title] else hit.heading_path)
-            print(f"{rank}. {hit.title}" + (f" — {path}" if path else ""))
+            print(printable(f"{rank}. {hit.title}" + (f" — {path}" if path else "")))
             print(f"   {hit.deep_link}  (score {hit.score:.4f})")
             print(textwrap.indent(textwrap.fill(_excerpt(hit.content), 100), "   "))
             print()
@@ -105,7 +106,7 @@ def cmd_docs(args: argparse.Namespace) -> int:
             reply = ("json",) if args.json else ("markdown",)
             result = index.docs(library, version, " ".join(args.topic) or None, args.max_tokens, reply=reply)
     except (Invalid, NotFound) as exc:
-        print(f"docsbot: {exc}", file=sys.stderr)
+        print(f"docsbot: {printable(exc)}", file=sys.stderr)
         return 2 if isinstance(exc, Invalid) else 1
     if args.json:
         print(result.model_dump_json())
@@ -124,26 +125,27 @@ def cmd_changes(args: argparse.Namespace) -> int:
         with docs_index() as index:
             result = index.changes(library, version, args.since, run=args.run, limit=args.limit, diffs=args.diff)
     except NotFound as exc:
-        print(f"docsbot: {exc}", file=sys.stderr)
+        print(f"docsbot: {printable(exc)}", file=sys.stderr)
         return 1
     if args.json:
         for change in result.changes:
             print(change.model_dump_json())
         return 0
     if not result.changes:
-        print(f"no change recorded for {args.library}" + (f" since {result.since}" if result.since else ""))
+        print(f"no change recorded for {printable(args.library)}" + (f" since {result.since}" if result.since else ""))
         return 0
     counts = ", ".join(f"{n} {kind}" for kind, n in sorted(result.counts.items()))
-    print(f"{args.library}: {counts}" + (f" since {result.since}" if result.since else "")
+    print(f"{printable(args.library)}: {counts}" + (f" since {result.since}" if result.since else "")
           + (" (more not shown: narrow --since or raise --limit)" if result.truncated else ""))  # fmt: skip
     for change in result.changes:
         label = f"{change.library}@{change.version}" if change.version else change.library
         where = f"{change.old_url} -> {change.url}" if change.old_url else change.url
-        print(f"{change.at}  {label}  {change.kind:<8}  {change.title or '(no title)'}  {where}")
+        title = change.title or "(no title)"
+        print(printable(f"{change.at}  {label}  {change.kind:<8}  {title}  {where}"))  # one line, whatever they hold
         for section in change.sections:
             path = " > ".join(section.heading_path) or "(before the first heading)"
             link = f"  {change.url}#{section.anchor}" if section.anchor else ""
-            print(f"    {section.change}: {path}{link}")
+            print(f"    {section.change}: {printable(path + link)}")
         if args.diff and change.diff:
             print(textwrap.indent(change.diff, "    "))
     return 0
@@ -156,7 +158,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         with docs_index() as index:
             diff = index.diff_versions(args.library, args.old, args.new)
     except NotFound as exc:
-        print(f"docsbot: {exc}", file=sys.stderr)
+        print(f"docsbot: {printable(exc)}", file=sys.stderr)
         return 1
     if args.json:
         print(diff.model_dump_json(indent=2))
@@ -205,9 +207,9 @@ def cmd_export(args: argparse.Namespace) -> int:
                         count += 1
                 count -= 1  # the header
     except NotFound as exc:
-        print(f"docsbot: {exc}", file=sys.stderr)
+        print(f"docsbot: {printable(exc)}", file=sys.stderr)
         return 1
-    print(f"exported {count} pages of {label} to {out}")
+    print(printable(f"exported {count} pages of {label} to {out}"))
     return 0
 
 

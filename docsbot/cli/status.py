@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from docsbot.cli.common import docs_index
+from docsbot.display import printable
 
 if TYPE_CHECKING:
     import argparse
@@ -61,8 +62,8 @@ def cmd_status(args: argparse.Namespace) -> int:
         print("nothing indexed yet; index a site with `scrapy crawl docs -a url=URL`")
         return 1
     for v in versions:
-        label = store.version_label(v.library, v.version)
-        print(f"{label}  {v.root_url}" + ("  (a run is in progress)" if v.refreshing else ""))
+        label = printable(store.version_label(v.library, v.version))  # a name stored before names were checked
+        print(f"{label}  {printable(v.root_url)}" + ("  (a run is in progress)" if v.refreshing else ""))
         defined = f" + {v.definitions} definitions" if v.definitions else ""
         print(f"  {v.pages} pages, {v.chunks} chunks{defined}, {v.vectors} with a vector, model {v.embedding_model}")
         if v.embedding_model:
@@ -82,7 +83,7 @@ def cmd_status(args: argparse.Namespace) -> int:
             )
             due = f", next due {v.next_due}" if v.next_due else ""
             failing = f"; {v.failures} runs in a row did not complete: {v.last_error}" if v.failures else ""
-            print(f"  {every}{due}{failing}")
+            print(f"  {every}{due}{printable(failing)}")
         for run in [v.last_run, *v.recent_runs] if v.last_run else []:
             print(f"  {_run_line(run)}")
     return 0

@@ -32,6 +32,7 @@ from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 from scrapy.exceptions import UsageError
 from twisted.internet.defer import Deferred
 
+from docsbot.display import escape_log_records
 from docsbot.errors import DocsbotError
 from docsbot.refresh import EXIT_FAILED
 
@@ -53,6 +54,7 @@ def _report_setup_error(exc: BaseException) -> bool:
 
 class Command(ScrapyCrawlCommand):
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
+        escape_log_records()  # a name, URL or error in a log line cannot forge another line
         if len(args) != 1:
             raise UsageError("give the name of one spider: scrapy crawl docs -a url=…")
         assert self.crawler_process is not None

@@ -8,21 +8,46 @@ a library can be compared name by name without reading their pages (``docsbot di
 A section is a heading and the text up to the next heading of any level (its subsections are sections of their
 own), keyed by its heading path; the text before the first heading is the section with the empty path. Sections
 are compared with whitespace collapsed, so that re-wrapped text is not a change.
+
+The comparison is linear in the pages' sizes, whatever a site sends: :mod:`difflib`'s matcher is quadratic in the
+lines it compares (a page of 8,000 changed sections took 16 s, one of 20,000 more than an extraction worker's
+minute), so it is given at most :data:`DIFF_WORK` line pairs per page. A page whose changed lines need more is
+first cut where it is certain (the lines common to both ends, then the lines that occur once in each page, in the
+same order: patience diff's anchors), and what lies between is compared by :mod:`difflib` while the budget lasts,
+else written as replaced; a diff is never longer than ``max_bytes``, and is produced only that far.
 """
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import hashlib
 import time
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from docsbot.content.chunking import markdown_headings
 
-__all__ = ["DEFAULT_DIFF_BYTES", "PageDiff", "SectionChange", "page_diff", "sections_of", "symbol_doc_hashes"]
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+
+__all__ = [
+    "DEFAULT_DIFF_BYTES",
+    "DIFF_WORK",
+    "PageDiff",
+    "SectionChange",
+    "line_opcodes",
+    "page_diff",
+    "sections_of",
+    "symbol_doc_hashes",
+]
 
 DEFAULT_DIFF_BYTES = 16384  # DOCSBOT_CHANGE_DIFF_BYTES: a diff longer than this (UTF-8) is cut at a line
+# The line pairs difflib may compare for one page (the product of the lengths of what it is given): 4 million is
+# about 0.2 s of CPU on lines that interleave matches (its worst case; 2,000 by 2,000 lines), and more than any
+# ordinary page's changes need, so that those diffs are difflib's own.
+DIFF_WORK = 4_000_000
+CONTEXT = 2  # lines of context around each change in the unified diff
 
 
 @dataclass(frozen=True)
@@ -94,6 +119,7 @@ def page_diff(
     before = {key: body for key, _, _, body in sections_of(old)}
     after = sections_of(new)
     anchors = sorted(anchors or [])
+    offsets = [offset for offset, _ in anchors]
     changes: list[SectionChange] = []
     for key, start, _, body in after:
         old_body = before.pop(key, None)
@@ -101,10 +127,13 @@ def page_diff(
             continue
         line_end = new.find("\n", start)
         line_end = len(new) if line_end < 0 else line_end
-        anchor = next((ident for offset, ident in anchors if start <= offset <= line_end), None) if key else None
+        anchor = None
+        if key:  # the first anchor on the heading's line
+            at = bisect.bisect_left(offsets, start)
+            anchor = anchors[at][1] if at < len(anchors) and offsets[at] <= line_end else None
         changes.append(SectionChange(list(key), anchor, "added" if old_body is None else "modified"))
     changes += [SectionChange(list(key), None, "removed") for key in before]
-    lines = difflib.unified_diff(old.splitlines(), new.splitlines(), "before", "after", n=2, lineterm="")
+    lines = _unified(old.splitlines(), new.splitlines(), max_bytes)
     out: list[str] = []
     size = 0
     cut = False
@@ -117,6 +146,175 @@ def page_diff(
     if cut:
         out.append("… (diff cut at DOCSBOT_CHANGE_DIFF_BYTES)")
     return PageDiff(changes, "\n".join(out), cut, time.process_time() - started)
+
+
+def _unified(a: list[str], b: list[str], max_lines: int) -> Iterator[str]:
+    """The lines of a unified diff of ``a`` and ``b`` (``before`` → ``after``), as :func:`difflib.unified_diff` writes
+    one, from :func:`line_opcodes`, lazily: the caller stops reading at its size. A hunk longer than ``max_lines``
+    (more than a diff cut at that many bytes can show) is ended there and the next one begins."""
+    started = False
+    for group in _grouped(line_opcodes(a, b), max_lines):
+        if not started:
+            started = True
+            yield "--- before"
+            yield "+++ after"
+        first, last = group[0], group[-1]
+        old_range = _range(first[1], last[2])
+        new_range = _range(first[3], last[4])
+        yield f"@@ -{old_range} +{new_range} @@"
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                yield from (" " + line for line in a[i1:i2])
+                continue
+            if tag in ("replace", "delete"):
+                yield from ("-" + line for line in a[i1:i2])
+            if tag in ("replace", "insert"):
+                yield from ("+" + line for line in b[j1:j2])
+
+
+def _range(start: int, stop: int) -> str:
+    """A unified diff's ``start,length`` (difflib's ``_format_range_unified``)."""
+    beginning, length = start + 1, stop - start
+    if length == 1:
+        return f"{beginning}"
+    if not length:
+        beginning -= 1  # an empty range starts on the line before
+    return f"{beginning},{length}"
+
+
+Opcode = tuple[str, int, int, int, int]
+
+
+def _grouped(opcodes: Iterator[Opcode], max_lines: int) -> Iterator[list[Opcode]]:
+    """``opcodes`` in hunks with :data:`CONTEXT` lines around each change (``SequenceMatcher.get_grouped_opcodes``,
+    over an iterator), each of at most about ``max_lines`` lines."""
+    group: list[Opcode] = []
+    lines = 0
+    for tag, i1, i2, j1, j2 in opcodes:
+        if lines > max_lines and any(op[0] != "equal" for op in group):
+            yield group  # a hunk no cut diff shows whole: ended here, so that nothing after it is computed
+            group, lines = [], 0
+        lines += (i2 - i1) + (j2 - j1 if tag != "equal" else 0)
+        if tag != "equal":
+            group.append((tag, i1, i2, j1, j2))
+            continue
+        if not group:  # the context before the first change
+            start = max(i1, i2 - CONTEXT)
+            group.append((tag, start, i2, j1 + start - i1, j2))
+            continue
+        if i2 - i1 > 2 * CONTEXT:  # a long equal run ends this hunk and starts the next one
+            group.append((tag, i1, i1 + CONTEXT, j1, j1 + CONTEXT))
+            if any(op[0] != "equal" for op in group):
+                yield group
+            group, lines = [(tag, i2 - CONTEXT, i2, j2 - CONTEXT, j2)], CONTEXT
+        else:
+            group.append((tag, i1, i2, j1, j2))
+    if group and group[-1][0] == "equal":
+        tag, i1, i2, j1, j2 = group[-1]
+        group[-1] = (tag, i1, min(i2, i1 + CONTEXT), j1, min(j2, j1 + CONTEXT))
+    if any(op[0] != "equal" for op in group):
+        yield group
+
+
+def line_opcodes(a: Sequence[str], b: Sequence[str], work: int | None = None) -> Iterator[Opcode]:
+    """Opcodes (``SequenceMatcher.get_opcodes``' shape) that turn the lines ``a`` into ``b``, in order. Pages that fit
+    ``work`` line pairs (default :data:`DIFF_WORK`) get difflib's own; others (adjacent equal runs merged) get the
+    lines common to both ends set aside, then difflib's for the changed middle if it fits, else the lines unique to
+    each page taken in the order they share (a longest increasing subsequence, O(n log n)) and between those what
+    difflib compares within the remaining ``work``, or a replacement. Lazy: the caller reads as far as it needs."""
+    work = DIFF_WORK if work is None else work
+    if len(a) * len(b) <= work:  # an ordinary page: difflib's own diff
+        yield from _difflib(a, b, 0, 0, [work])
+        return
+    head = 0
+    limit = min(len(a), len(b))
+    while head < limit and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < limit - head and a[len(a) - 1 - tail] == b[len(b) - 1 - tail]:
+        tail += 1
+    budget = [work]
+    pending: list[Opcode] = []
+
+    def merged(ops: Iterator[Opcode]) -> Iterator[Opcode]:
+        for op in ops:
+            if pending and op[0] == "equal" == pending[0][0]:
+                pending[0] = ("equal", pending[0][1], op[2], pending[0][3], op[4])
+                continue
+            if op[1] == op[2] and op[3] == op[4]:
+                continue
+            if pending:
+                yield pending.pop()
+            pending.append(op)
+
+    def all_ops() -> Iterator[Opcode]:
+        yield ("equal", 0, head, 0, head)
+        middle_a, middle_b = a[head : len(a) - tail], b[head : len(b) - tail]
+        if len(middle_a) * len(middle_b) <= budget[0]:
+            yield from _difflib(middle_a, middle_b, head, head, budget)
+        else:
+            previous = (0, 0)
+            for i, j in _unique_anchors(middle_a, middle_b):
+                yield from _gap(middle_a[previous[0] : i], middle_b[previous[1] : j], head + previous[0],
+                                head + previous[1], budget)  # fmt: skip
+                yield ("equal", head + i, head + i + 1, head + j, head + j + 1)
+                previous = (i + 1, j + 1)
+            yield from _gap(middle_a[previous[0] :], middle_b[previous[1] :], head + previous[0],
+                            head + previous[1], budget)  # fmt: skip
+        yield ("equal", len(a) - tail, len(a), len(b) - tail, len(b))
+
+    yield from merged(all_ops())
+    yield from pending
+
+
+def _difflib(a: Sequence[str], b: Sequence[str], i0: int, j0: int, budget: list[int]) -> Iterator[Opcode]:
+    budget[0] -= len(a) * len(b)
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b).get_opcodes():
+        yield (tag, i0 + i1, i0 + i2, j0 + j1, j0 + j2)
+
+
+def _gap(a: Sequence[str], b: Sequence[str], i0: int, j0: int, budget: list[int]) -> Iterator[Opcode]:
+    """The lines between two anchors: difflib's opcodes while the budget lasts (a single line either side needs
+    none), else one replacement."""
+    if not a or not b or len(a) * len(b) == 1 or len(a) * len(b) > budget[0]:
+        tag = "insert" if not a else "delete" if not b else "replace"
+        yield (tag, i0, i0 + len(a), j0, j0 + len(b))
+        return
+    yield from _difflib(a, b, i0, j0, budget)
+
+
+def _unique_anchors(a: Sequence[str], b: Sequence[str]) -> list[tuple[int, int]]:
+    """The ``(i, j)`` pairs of lines that occur exactly once in ``a`` and once in ``b``, the longest run of them in
+    the same order in both (patience sorting: O(n log n))."""
+    counts: dict[str, list[int]] = {}
+    for i, line in enumerate(a):
+        entry = counts.setdefault(line, [0, 0, i, -1])
+        entry[0] += 1
+    for j, line in enumerate(b):
+        entry = counts.get(line)
+        if entry is not None:
+            entry[1] += 1
+            entry[3] = j
+    pairs = sorted((j, i) for n_a, n_b, i, j in counts.values() if n_a == 1 and n_b == 1)
+    tails: list[int] = []  # tails[k]: the smallest i ending an increasing run of k + 1 pairs
+    tail_at: list[int] = []  # the pair index of each tail
+    back = [-1] * len(pairs)
+    for index, (_, i) in enumerate(pairs):
+        k = bisect.bisect_left(tails, i)
+        if k == len(tails):
+            tails.append(i)
+            tail_at.append(index)
+        else:
+            tails[k] = i
+            tail_at[k] = index
+        back[index] = tail_at[k - 1] if k else -1
+    run: list[tuple[int, int]] = []
+    index = tail_at[-1] if tail_at else -1
+    while index >= 0:
+        j, i = pairs[index]
+        run.append((i, j))
+        index = back[index]
+    return run[::-1]
 
 
 def symbol_doc_hashes(markdown: str, anchors: list[tuple[int, str]], symbols: list[tuple[str, ...]]) -> dict[str, str]:

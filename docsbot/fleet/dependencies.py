@@ -16,6 +16,12 @@ checkouts, ``file:``/``link:``/``workspace:`` specs, optional dependencies, dev 
 requirements whose environment marker is false for the environment read for
 (:class:`docsbot.fleet.versions.Environment`: this machine's, or ``--python``/``--platform``).
 
+Only files under the first file's own folder are read (a ``-r`` file, a lock file beside it, a Cargo workspace's
+members; Cargo's workspace root above a member is looked for by its rule, each file inside its own folder), each a
+regular file of at most :data:`docsbot.fleet.locks.MAX_FILE_BYTES`; what is refused is never opened and is reported
+as skipped, one line naming it and why (``-r /etc/passwd``: outside the folder; ``-r /dev/zero``: not a regular
+file). ``-c`` constraint files are not read: they constrain, they add no dependency.
+
 Raises :class:`DependencyFileError` (naming the file and the line or key) for a file that cannot be read.
 """
 
@@ -83,13 +89,27 @@ class DependencyFile:
     skipped: list[Skipped] = field(default_factory=list)
     lock: Path | None = None
 
+    @property
+    def folder(self) -> Path:
+        """The folder every other file read must be in: the first file's."""
+        return self.path.parent
+
+
+def _text(path: Path, folder: Path | None) -> str:
+    """``path``'s text through :func:`docsbot.fleet.locks.read_file` (inside ``folder``, regular, bounded). Raises
+    :class:`~docsbot.fleet.locks.RefusedFile`, and :class:`DependencyFileError` for a file that cannot be read."""
+    try:
+        return locks.read_file(path, folder)
+    except OSError as exc:
+        raise DependencyFileError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+
 
 def read_dependencies(path: Path, environment: Environment | None = None) -> DependencyFile:
     """The dependencies ``path`` declares (by its name: ``requirements*.txt`` or any ``.txt``/``.in``,
     ``pyproject.toml``, ``package.json``, ``Cargo.toml``, or a lock file), for ``environment`` (this machine's by
     default). Raises :class:`DependencyFileError`."""
     environment = environment or Environment()
-    if not path.is_file():
+    if not path.exists():
         raise DependencyFileError(f"{path}: no such file")
     out = DependencyFile(path)
     try:
@@ -98,6 +118,7 @@ def read_dependencies(path: Path, environment: Environment | None = None) -> Dep
             if manifest is None:
                 _lock_alone(path, environment, out)
                 return out
+            _text(path, None)  # the file given: read as a lock below, refused here first if it is no regular file
             _manifest(manifest, environment, out, path)
         elif path.name in ("package.json", "Cargo.toml") or path.name.endswith(".toml"):
             _manifest(path, environment, out, locks.find_lock(path))
@@ -107,6 +128,8 @@ def read_dependencies(path: Path, environment: Environment | None = None) -> Dep
             raise DependencyFileError(f"{path}: not a dependency file docsbot reads ({_FORMS})")
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise DependencyFileError(f"{path}: cannot be read ({exc})") from None
+    except locks.RefusedFile as exc:  # the file given itself: a device, a FIFO, too large
+        raise DependencyFileError(str(exc)) from None
     except (locks.LockFileError, VersionSpecError) as exc:
         raise DependencyFileError(str(exc)) from None
     seen: set[tuple[str, str]] = set()
@@ -121,22 +144,33 @@ def read_dependencies(path: Path, environment: Environment | None = None) -> Dep
 
 
 def _manifest(path: Path, environment: Environment, out: DependencyFile, lock_path: Path | None) -> None:
+    text = _text(path, None if path == out.path else out.folder)
     if path.name == "package.json":
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise DependencyFileError(f"{path}: not JSON ({exc})") from None
         if not isinstance(data, dict):
             raise DependencyFileError(f"{path}: not a package.json (a JSON object)")
         _package_json(path, data, out)
     else:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(text)
         if path.name == "Cargo.toml" or ("package" in data and "dependencies" in data) or "workspace" in data:
             _cargo(path, data, environment, out)
         else:
             _pyproject(path, data, environment, out)
     if lock_path is not None:
-        _apply_lock(locks.read_lock(lock_path), out)
+        try:
+            lock = locks.read_lock(lock_path, None if lock_path == out.path else lock_path.parent)
+        except locks.RefusedFile as exc:
+            out.skipped.append(Skipped(str(lock_path), f"the lock file: {_why(exc, lock_path)}", str(path)))
+        else:
+            _apply_lock(lock, out)
+
+
+def _why(refused: locks.RefusedFile, path: Path) -> str:
+    """What :class:`~docsbot.fleet.locks.RefusedFile` says, without the path it starts with."""
+    return str(refused).removeprefix(f"{path}: ")
 
 
 def _apply_lock(lock: locks.Lock, out: DependencyFile) -> None:
@@ -160,7 +194,7 @@ def _apply_lock(lock: locks.Lock, out: DependencyFile) -> None:
 
 
 def _lock_alone(path: Path, environment: Environment, out: DependencyFile) -> None:
-    lock = locks.read_lock(path)
+    lock = locks.read_lock(path, path.resolve().parent)  # the file given, wherever it is
     if lock.direct is None:
         raise DependencyFileError(
             f"{path}: it does not record which packages the project depends on directly; give the manifest it "
@@ -226,11 +260,8 @@ def _pep508(text: str, source: str, environment: Environment, out: DependencyFil
 def _requirements(path: Path, environment: Environment, out: DependencyFile, seen: set[Path]) -> None:
     if path.resolve() in seen:
         return
-    seen.add(path.resolve())
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise DependencyFileError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    lines = _text(path, None if path == out.path else out.folder).splitlines()
+    seen.add(path.resolve())  # once read: a file refused is said to be each time it is named
     joined: list[tuple[int, str]] = []
     buffer, start = "", 0
     for n, line in enumerate(lines, 1):  # a backslash at a line's end continues it
@@ -247,7 +278,11 @@ def _requirements(path: Path, environment: Environment, out: DependencyFile, see
             continue
         option = re.match(r"^(-r|--requirement|-e|--editable)(?:\s+|=)(.+)$", text)
         if option and option.group(1) in ("-r", "--requirement"):
-            _requirements(path.parent / option.group(2).strip(), environment, out, seen)
+            included = path.parent / option.group(2).strip()
+            try:
+                _requirements(included, environment, out, seen)
+            except locks.RefusedFile as exc:
+                out.skipped.append(Skipped(text, _why(exc, included), source))
         elif option:
             out.skipped.append(Skipped(text, "an editable install (-e): built from a path or a checkout", source))
         elif text.startswith("-"):
@@ -394,10 +429,18 @@ def _package_json(path: Path, data: dict[str, Any], out: DependencyFile) -> None
 def _cargo(path: Path, data: dict[str, Any], environment: Environment, out: DependencyFile) -> None:
     workspace = _workspace_dependencies(path, data)
     if "package" not in data and "dependencies" not in data:  # a virtual manifest: its members' dependencies
-        members = sorted({m for pattern in (data.get("workspace") or {}).get("members") or []
-                          for m in path.parent.glob(f"{pattern}/Cargo.toml")})  # fmt: skip
+        patterns = [str(p) for p in (data.get("workspace") or {}).get("members") or []]
+        for pattern in [p for p in patterns if p.startswith(("/", "~")) or ".." in re.split(r"[/\\]", p)]:
+            out.skipped.append(Skipped(pattern, "a workspace member outside the folder, not read", str(path)))
+            patterns.remove(pattern)  # not even listed: a pattern reaching out would walk the machine's folders
+        members = sorted({m for pattern in patterns for m in path.parent.glob(f"{pattern}/Cargo.toml")})
         for member in members:
-            _cargo(member, tomllib.loads(member.read_text(encoding="utf-8")), environment, out)
+            try:
+                text = _text(member, out.folder)
+            except locks.RefusedFile as exc:
+                out.skipped.append(Skipped(str(member), f"a workspace member: {_why(exc, member)}", str(path)))
+                continue
+            _cargo(member, tomllib.loads(text), environment, out)
         if not members:
             for name, value in workspace.items():
                 _crate(name, value, f"{path}: workspace.dependencies.{name}", workspace, out)
@@ -429,8 +472,8 @@ def _workspace_dependencies(path: Path, data: dict[str, Any]) -> dict[str, Any]:
         manifest = parent / "Cargo.toml"
         if manifest.is_file():
             try:
-                found = tomllib.loads(manifest.read_text(encoding="utf-8"))
-            except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError):
+                found = tomllib.loads(locks.read_file(manifest, parent))
+            except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError, locks.RefusedFile):
                 continue
             if "workspace" in found:
                 return (found["workspace"] or {}).get("dependencies") or {}

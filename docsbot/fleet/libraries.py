@@ -22,8 +22,9 @@
     settings = { DOCSBOT_RENDER_URLS = "/api/" }   # any other Scrapy or docsbot setting of its runs (-s)
 
 Everything is checked before anything runs: :func:`load` raises :class:`LibrariesFileError` naming the file, the
-entry (its position and ``name@version``) and the field, for a file that is not TOML, an unknown field, a value of
-the wrong kind, a spider argument the spider would refuse, or two entries for one version.
+entry (its position and ``name@version``) and the field, for a file that is not TOML, a name or version that is not
+one (:mod:`docsbot.names`), an unknown field, a value of the wrong kind, a spider argument the spider would refuse, or
+two entries for one version.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from docsbot.arguments import CrawlArguments, SpiderArgumentError, parse_duration
 from docsbot.errors import DocsbotError
+from docsbot.names import InvalidName, check_library, check_version
 from docsbot.refresh import parse_gone_statuses
 
 if TYPE_CHECKING:
@@ -147,10 +149,18 @@ def _entry(item: dict[str, Any], where: str) -> LibraryEntry:
     version = item.get("version", "")
     if not isinstance(name, str) or not name.strip():
         raise LibrariesFileError(f"{where}: name: required, a library name (a string)")
+    try:
+        check_library(name.strip())
+    except InvalidName as exc:
+        raise LibrariesFileError(f"{where}: name: {exc}") from None
     if not isinstance(version, str | int | float):
         raise LibrariesFileError(f"{where} ({name}): version: a string, got {type(version).__name__}")
     version = str(version).strip()
-    label = f"{name}@{version}" if version else name
+    try:
+        check_version(version)
+    except InvalidName as exc:
+        raise LibrariesFileError(f"{where} ({name.strip()}): version: {exc}") from None
+    label = f"{name.strip()}@{version}" if version else name.strip()
     where = f"{where} ({label})"
     unknown = set(item) - _FIELDS
     if unknown:

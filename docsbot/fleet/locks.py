@@ -13,12 +13,19 @@
 
 :func:`read_lock` gives a :class:`Lock`: every locked version by package name, and the project's direct dependencies
 where the lock records them. Raises :class:`LockFileError` naming the file for one that cannot be read.
+
+Every file of a project is read by :func:`read_file`: a regular file of at most :data:`MAX_FILE_BYTES`, inside the
+folder the rules allow (an untrusted repository's files must not make docsbot read the rest of the machine: a
+``-r /etc/passwd``, a lock file linked to a device); a file refused is never opened, so no message can show any of
+it.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 import tomllib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -28,7 +35,23 @@ from docsbot.errors import DocsbotError
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["LOCK_FILES", "Lock", "LockFileError", "LockedDependency", "find_lock", "normalize", "read_lock"]
+__all__ = [
+    "LOCK_FILES",
+    "MAX_FILE_BYTES",
+    "Lock",
+    "LockFileError",
+    "LockedDependency",
+    "RefusedFile",
+    "find_lock",
+    "normalize",
+    "read_file",
+    "read_lock",
+]
+
+# The largest dependency or lock file read: the package-lock.json of a large monorepo is a few MiB (Babel's, 2 MiB;
+# pnpm-lock.yaml files of a thousand packages, 1-3 MiB); 16 MiB keeps every real one and bounds the memory and the
+# parse (well under a second) of anything else.
+MAX_FILE_BYTES = 16 * 1024 * 1024
 
 # Each manifest's lock files, in the order they are looked for beside it.
 LOCK_FILES = {
@@ -42,6 +65,31 @@ _ECOSYSTEM = {"pyproject.toml": "pypi", "package.json": "npm", "Cargo.toml": "ca
 
 class LockFileError(DocsbotError):
     """A lock file that cannot be read: its path and what is wrong."""
+
+
+class RefusedFile(LockFileError):
+    """A file :func:`read_file` did not open (outside its folder, not a regular file, too large): the message names
+    the file and why, and holds nothing of its content."""
+
+
+def read_file(path: Path, folder: Path | None = None) -> str:
+    """The UTF-8 text of ``path``, a regular file (a symbolic link to one is followed) of at most
+    :data:`MAX_FILE_BYTES`, which must resolve inside ``folder`` (none: anywhere, the operator's own file). Raises
+    :class:`RefusedFile` before opening anything else (a device, a FIFO, a directory, a file outside ``folder``),
+    ``OSError`` when it cannot be read and ``UnicodeDecodeError`` when it is not UTF-8."""
+    resolved = path.resolve()
+    if folder is not None and not resolved.is_relative_to(folder := folder.resolve()):
+        raise RefusedFile(f"{path}: outside {folder}, not read (a project's files stay in its folder)")
+    info = os.stat(resolved)
+    if not stat.S_ISREG(info.st_mode):
+        raise RefusedFile(f"{path}: not a regular file, not read")
+    if info.st_size > MAX_FILE_BYTES:
+        raise RefusedFile(f"{path}: {info.st_size:,} bytes, over the {MAX_FILE_BYTES:,} read at most")
+    with open(resolved, "rb") as file:
+        data = file.read(MAX_FILE_BYTES + 1)  # the file may have grown since it was looked at
+    if len(data) > MAX_FILE_BYTES:
+        raise RefusedFile(f"{path}: over the {MAX_FILE_BYTES:,} bytes read at most")
+    return data.decode("utf-8")
 
 
 @dataclass(frozen=True)
@@ -103,9 +151,10 @@ def manifest_of(lock: Path) -> Path | None:
     return lock.parent / name if name and (lock.parent / name).is_file() else None
 
 
-def read_lock(path: Path) -> Lock:
+def read_lock(path: Path, folder: Path | None = None) -> Lock:
     """The lock file at ``path`` (by its name: ``uv.lock``, ``poetry.lock``, ``package-lock.json``,
-    ``npm-shrinkwrap.json``, ``pnpm-lock.yaml``, ``Cargo.lock``). Raises :class:`LockFileError`."""
+    ``npm-shrinkwrap.json``, ``pnpm-lock.yaml``, ``Cargo.lock``), which must resolve inside ``folder`` (default: its
+    own folder). Raises :class:`LockFileError` (:class:`RefusedFile` for one :func:`read_file` does not open)."""
     readers = {
         "uv.lock": _uv,
         "poetry.lock": _poetry,
@@ -117,9 +166,9 @@ def read_lock(path: Path) -> Lock:
     if path.name not in readers:
         raise LockFileError(f"{path}: not a lock file docsbot reads ({', '.join(readers)})")
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_file(path, path.parent if folder is None else folder)
     except (OSError, UnicodeDecodeError) as exc:
-        raise LockFileError(f"{path}: cannot be read ({exc})") from None
+        raise LockFileError(f"{path}: cannot be read ({getattr(exc, 'strerror', None) or exc})") from None
     ecosystem = _ECOSYSTEM[_MANIFEST[path.name]]
     lock = Lock(path, ecosystem)
     try:

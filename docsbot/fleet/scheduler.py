@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from docsbot import store
+from docsbot.display import printable
 from docsbot.service.errors import Upstream
 from docsbot.service.runs import log_tail
 from docsbot.service.scrapyd import ScrapydNode
@@ -178,9 +179,11 @@ def sync_table(rows: list[SyncRow]) -> str:
     """``rows`` as a table (entry, result, detail; one line each) and a last line whose counts add up to the
     entries: ``5 entries: 2 indexed, 0 refreshed, 1 not due, 1 failed, 1 skipped`` (``scheduled`` only when there
     are any)."""
-    width = min(36, max([len("entry")] + [len(r.entry) for r in rows]))
+    entries = [printable(r.entry) for r in rows]  # one line each, whatever a name or an error holds
+    width = min(36, max([len("entry")] + [len(e) for e in entries]))
     lines = [f"{'entry':<{width}}  {'result':<9}  detail"]
-    lines += [f"{r.entry:<{width}}  {r.result:<9}  {r.detail}".rstrip() for r in rows]
+    for entry, row in zip(entries, rows, strict=True):
+        lines.append(f"{entry:<{width}}  {row.result:<9}  {printable(row.detail)}".rstrip())
     counts = {result: sum(1 for r in rows if r.result == result) for result in SYNC_RESULTS}
     shown = [f"{n} {result}" for result, n in counts.items() if n or result != "scheduled"]
     lines.append(f"{len(rows)} {'entry' if len(rows) == 1 else 'entries'}: {', '.join(shown)}")

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import os
 import socket
-import urllib.parse
 import uuid
 from typing import TYPE_CHECKING
 
 from docsbot import store
 from docsbot.arguments import parse_duration
 from docsbot.folders import is_archive, is_file_url
+from docsbot.names import InvalidName, check_library, check_version
 from docsbot.network import BlockedAddress, check_url
 from docsbot.service.core import IndexCore, check_text
 from docsbot.service.errors import Forbidden, Invalid, NotFound
@@ -24,13 +24,26 @@ from docsbot.service.models import (
 )
 from docsbot.service.runs import Launch
 from docsbot.store import version_label
-from docsbot.urls import without_credentials
+from docsbot.urls import has_credentials, without_credentials
 
 if TYPE_CHECKING:
     import psycopg
 
 
 __all__ = ["Writing"]
+
+
+def _writable(library: str, version: str) -> None:
+    """Raise :class:`Invalid` for a stored version whose name is not one (:mod:`docsbot.names`): it was indexed
+    before names were checked, and nothing more is written under it; it stays readable and removable."""
+    try:
+        check_library(library)
+        check_version(version)
+    except InvalidName as exc:
+        raise Invalid(
+            f"{exc}; it was indexed before names were checked: it can be read and removed, not refreshed (remove it "
+            "and index the docs again under a name that is one)"
+        ) from None
 
 
 class Writing(IndexCore):
@@ -45,6 +58,7 @@ class Writing(IndexCore):
         check_text(library=library, version=version)
         self._require_writes("refresh")
         target = self._one_version(library, version)
+        _writable(target.library, target.name)
         label = version_label(target.library, target.name)
         backend = self.launcher.backend
 
@@ -147,13 +161,13 @@ class Writing(IndexCore):
             raise Invalid(f"max_pages must be between 1 and {page_cap} on this server, got {max_pages}")
         if max_depth is not None and not 0 <= max_depth <= depth_cap:
             raise Invalid(f"max_depth must be between 0 and {depth_cap} on this server, got {max_depth}")
+        if has_credentials(root):  # before the spider's own check, which names -a arguments
+            raise Invalid("a root URL with a user name or password is not indexed from the network: pass it without")
         try:
             args = CrawlArguments.parse(url=url, library=library, version=version, mode="full")
             interval = parse_duration(refresh) if refresh else None
         except (SpiderArgumentError, ValueError) as exc:
             raise Invalid(str(exc).replace("-a ", "")) from None
-        if urllib.parse.urlsplit(args.url).username is not None:
-            raise Invalid("a root URL with a user name or password is not indexed from the network: pass it without")
         try:
             check_url(args.url, self.network)
         except BlockedAddress as exc:

@@ -8,6 +8,7 @@ from importlib import resources
 from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
+from starlette.convertors import PathConvertor, register_url_convertor
 from starlette.middleware import Middleware
 from starlette.responses import Response
 from starlette.routing import Mount, Route
@@ -37,6 +38,16 @@ __all__ = ["MAX_FORM_BYTES", "build_app"]
 # larger) or as soon as it is (streamed), by Starlette's limit on the routes that take a form; /mcp has the SDK's own.
 MAX_FORM_BYTES = 64 * 1024
 _STATIC = {"docsbot.js": "text/javascript; charset=utf-8", "docsbot.css": "text/css; charset=utf-8"}
+
+
+class _LabelConvertor(PathConvertor):
+    """A ``LIBRARY@VERSION`` path segment, whatever a name stored before names were checked holds: a ``/``
+    (``a/../b``, quoted as ``%2F`` in the links) or a newline (Starlette's ``path`` stops at one)."""
+
+    regex = "(?s:.+)"
+
+
+register_url_convertor("label", _LabelConvertor())
 
 
 def build_app(index: DocsIndex, mcp: MCPServer | None, token: str | None, host: str) -> Starlette:
@@ -69,8 +80,8 @@ def build_app(index: DocsIndex, mcp: MCPServer | None, token: str | None, host: 
         Route("/page.json", pages.page),
         Route("/static/{name:str}", _static),
         Route("/llms.txt", llms.root),
-        Route("/docs/{label:str}/llms.txt", llms.version),
-        Route("/docs/{label:str}/llms-full.txt", llms.full),
+        Route("/docs/{label:label}/llms.txt", llms.version),
+        Route("/docs/{label:label}/llms-full.txt", llms.full),
     ]
     if token:
         routes += [

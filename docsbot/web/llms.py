@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.responses import Response
 
 from docsbot import store
+from docsbot.display import printable
 from docsbot.urls import without_credentials
 from docsbot.web.middleware import PlainResponse
 from docsbot.web.views import FAILURES, Pages
@@ -49,7 +50,8 @@ class LlmsTxt:
         for v in versions:
             label = store.version_label(v.library, v.name)
             quoted = urllib.parse.quote(label, safe="@")
-            lines.append(f"- [{label}](/docs/{quoted}/llms.txt): from {without_credentials(v.root_url)}")
+            shown = printable(label)  # one line of the list, whatever a name stored before names were checked holds
+            lines.append(f"- [{shown}](/docs/{quoted}/llms.txt): from {without_credentials(v.root_url)}")
         return PlainResponse(200, "\n".join(lines))
 
     async def version(self, request: Request) -> Response:
@@ -61,7 +63,7 @@ class LlmsTxt:
         target, pages = answer
         label = store.version_label(target.library, target.name)
         full = f"/docs/{urllib.parse.quote(label, safe='@')}/llms-full.txt"
-        text = llms_txt(label, without_credentials(target.root_url), pages, full)
+        text = llms_txt(printable(label), without_credentials(target.root_url), pages, full)
         return Response(text, media_type="text/plain; charset=utf-8")
 
     async def full(self, request: Request) -> Response:
@@ -76,5 +78,6 @@ class LlmsTxt:
         label = store.version_label(target.library, target.name)
         # a sync iterator: Starlette reads it on worker threads, a server-side cursor behind it
         return StreamingResponse(
-            llms_full(label, without_credentials(target.root_url), pages), media_type="text/plain; charset=utf-8"
+            llms_full(printable(label), without_credentials(target.root_url), pages),
+            media_type="text/plain; charset=utf-8",
         )
