@@ -76,6 +76,7 @@ from docsbot.store.versions import (
     list_versions,
     lock_version,
     running_version_ids,
+    update_version_settings,
     upsert_version,
     version_label,
 )
@@ -129,6 +130,7 @@ __all__ = [
     "search",
     "symbol_diff",
     "symbol_keys",
+    "update_version_settings",
     "upsert_version",
     "version_label",
     "vector_indexes",
