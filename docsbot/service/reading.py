@@ -23,7 +23,7 @@ from docsbot.service.models import (
     SearchHit,
 )
 from docsbot.service.runs import iso, run_info
-from docsbot.urls import without_credentials
+from docsbot.urls import Scope, without_credentials
 
 __all__ = ["DOCS_PAGES", "Reading"]
 
@@ -204,6 +204,7 @@ class Reading(IndexCore):
                     library=row["library"],
                     version=row["version"],
                     root_url=without_credentials(row["root_url"]),
+                    scope=_scope(row["root_url"], row["settings"]),
                     pages=row["pages"],
                     chunks=row["chunks"],
                     definitions=row["definitions"],
@@ -262,3 +263,12 @@ class Reading(IndexCore):
                 for row in rows
             ]
         )
+
+
+def _scope(root_url: str, settings: dict[str, Any] | None) -> str | None:
+    """What a version's crawls cover, in one line (:meth:`docsbot.urls.Scope.describe`); ``None`` for stored settings
+    that no longer read."""
+    try:
+        return Scope.of_version(without_credentials(root_url), settings).describe()
+    except ValueError:
+        return None
