@@ -290,6 +290,8 @@ class CrawlArguments(BaseModel):
         items = value.split(",") if isinstance(value, str) else list(value)
         patterns = tuple(str(item).strip() for item in items if str(item).strip())
         for pattern in patterns:
+            if "," in pattern:  # a list's item: it would be two patterns once passed on as -a text
+                raise _Invalid(f": {pattern!r} holds a comma, which separates patterns (in a /regex/, write \\x2c)")
             try:
                 UrlPattern.parse(pattern)
             except ValueError as exc:

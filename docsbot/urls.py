@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit, urlunsplit
@@ -218,6 +218,9 @@ class Scope:
     exclude: tuple[UrlPattern, ...] = ()
     roots: frozenset[str] = frozenset()
     base: str = ""
+    # URL → inside: a docs site's pages link the same navigation, and a refresh plans every 304 page's stored links
+    # again (about 100,000 checks for the Python docs' 527 pages), where a check costs ~4 µs and a hit ~0.1 µs.
+    _seen: dict[str, bool] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @classmethod
     def from_root(
@@ -291,9 +294,13 @@ class Scope:
     def __contains__(self, url: str) -> bool:
         """Whether a crawl requests and stores ``url`` (canonical): the root's URLs, or a URL within reach that the
         patterns let in."""
-        if page_key(url) in self.roots:
-            return True
-        return self.reaches(url) and not self.excluded(url)
+        inside = self._seen.get(url)
+        if inside is None:
+            inside = page_key(url) in self.roots or (self.reaches(url) and not self.excluded(url))
+            if len(self._seen) >= 65536:
+                self._seen.clear()
+            self._seen[url] = inside
+        return inside
 
     def describe(self) -> str:
         """One line for logs and ``docsbot status``: ``prefix docs.example.org/en/2.0/, exclude */changelog/*``."""

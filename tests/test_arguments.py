@@ -143,6 +143,8 @@ def test_scope_and_patterns_are_checked_normalized_and_kept_by_refreshes():
         CrawlArguments.parse(url="http://h/", scope="site")
     with pytest.raises(SpiderArgumentError, match=r"^-a exclude: '/\(/' is not a regular expression: "):
         CrawlArguments.parse(url="http://h/", exclude="*/a/*,/(/")
+    with pytest.raises(SpiderArgumentError, match="holds a comma, which separates patterns"):
+        CrawlArguments.parse(url="http://h/", include=["/a{1,3}/"])  # a list's item (MCP, the libraries file)
 
 
 SECRET = "hunter2-s3cr3t"

@@ -302,6 +302,14 @@ def test_agents_index_follow_list_cancel_and_remove_through_mcp(database_url, db
                     "lib": f"prefix {netloc}/docs/",
                     "scoped": f"host {netloc}, exclude */deep.html /outside.html",
                 }
+                pages = db.execute(
+                    "SELECT p.url FROM pages p JOIN versions v ON v.id = p.version_id JOIN libraries l "
+                    "ON l.id = v.library_id WHERE l.name = 'scoped'"
+                ).fetchall()
+                assert {url.removeprefix(site.url) for (url,) in pages} == {
+                    "/docs/index.html", "/docs/guide.html", "/docs/api.html", "/docs/flaky.html"
+                }  # fmt: skip
+                answer(await session.call_tool("remove_library", {"library": "scoped"}))
 
         anyio.run(main)
     assert [r[0] for r in db.execute("SELECT l.name FROM libraries l")] == ["lib"]

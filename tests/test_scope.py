@@ -44,6 +44,12 @@ def build_layout() -> DocSite:
         words = " ".join(f"{path.strip('/').replace('/', '-')}-word{i}" for i in range(40))
         site.put(path, html_page(f"Page {path}", f"<h2>About {path}</h2><p>{words}</p>", links))
     site.redirects["/docs/python"] = (301, "/docs/python/")
+    # a sitemap listing every page: seed files are held to the scope and its patterns as links are
+    site.put("/robots.txt", "User-agent: *\nAllow: /\nSitemap: /sitemap.xml\n", "text/plain")
+    locs = "".join(f"<url><loc>{path}</loc></url>" for path in LAYOUT)
+    urlset = '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+    sitemap = f'<?xml version="1.0" encoding="UTF-8"?>{urlset}{locs}</urlset>'
+    site.put("/sitemap.xml", sitemap, "application/xml")
     return site
 
 
@@ -63,7 +69,7 @@ def stored(db, library: str) -> set[str]:
 
 
 def requested(site: DocSite) -> set[str]:
-    return {hit.path for hit in site.hits if not hit.path.endswith(("/robots.txt", "/llms.txt"))}
+    return {hit.path for hit in site.hits if not hit.path.endswith(("/robots.txt", "/llms.txt", "/sitemap.xml"))}
 
 
 def test_an_unknown_argument_stops_the_crawl_before_anything_is_fetched_or_written(crawl, layout, db):
