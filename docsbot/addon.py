@@ -57,6 +57,9 @@ COMPONENTS: dict[str, dict[str, int | None]] = {
         # docsbot.downloadermiddlewares.robotstxt).
         "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
         "docsbot.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": 100,
+        # A private docs host's headers, to its host alone (docsbot.downloadermiddlewares.credentials); beside
+        # Scrapy's HttpAuthMiddleware (300), which docsbot does not configure.
+        "docsbot.downloadermiddlewares.credentials.CredentialsMiddleware": 310,
         # Scrapy's retries, waiting what a 429/503's Retry-After asks (up to DOCSBOT_RETRY_AFTER_MAX s;
         # docsbot.downloadermiddlewares.retry).
         "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,

@@ -7,28 +7,38 @@ what the full index stored for the version (a refresh reuses ``max_depth``, ``ma
 
 from __future__ import annotations
 
+import difflib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+from w3lib.http import basic_auth_header
 
 from docsbot.errors import DocsbotError
-from docsbot.folders import default_library, root_argument
+from docsbot.folders import default_library, is_archive, root_argument
 from docsbot.names import InvalidName, check_library, check_version
 from docsbot.network import NETWORK_MODES
 from docsbot.render import RENDER_MODES
-from docsbot.urls import InvalidURL, canonical_url, has_credentials
+from docsbot.urls import SCOPE_MODES, InvalidURL, Scope, UrlPattern, canonical_url, has_credentials
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 __all__ = [
     "parse_duration",
+    "ArgumentUsageError",
     "CrawlArguments",
     "CrawlSettings",
+    "Credentials",
     "SpiderArgumentError",
     "MODES",
     "PRUNE",
     "ARGUMENT_NAMES",
+    "RUNNER_ARGUMENT_PREFIX",
+    "SCOPE_KEYS",
 ]
 
 MODES = ("full", "refresh")
@@ -38,8 +48,26 @@ _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
 _DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 
+# The settings a refresh given them again keeps for the next ones (versions.settings): what the crawl covers and how it
+# gets in. Other arguments given to a refresh hold for that run only.
+SCOPE_KEYS = ("scope", "include", "exclude", "headers", "http_auth")
+# Arguments a job runner adds of its own, never the spider's: Scrapyd 1.x passes `_job` (and `_version` when
+# schedule.json is given one) as `-a`; Zyte Scrapy Cloud passes only the job's own arguments (its job key travels in
+# the environment, SHUB_JOBKEY). Any name starting with this is left to the runner.
+RUNNER_ARGUMENT_PREFIX = "_"
+# Headers a private docs host cannot be sent by `-a headers`: the request's framing and docsbot's own revalidation.
+_RESERVED_HEADERS = frozenset({"host", "content-length", "transfer-encoding", "if-none-match", "if-modified-since"})
+_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")  # an HTTP token (RFC 9110 §5.1)
+_VARIABLE = re.compile(r"^\$([A-Za-z_][A-Za-z0-9_]*)$")
+
+
 class SpiderArgumentError(DocsbotError, ValueError):
     """A spider argument is missing or malformed; the crawl does not start and nothing is touched."""
+
+
+class ArgumentUsageError(SpiderArgumentError):
+    """An ``-a`` argument the spider does not know, or whose value it cannot read: a usage error, so ``scrapy crawl``
+    exits with code 2, as Scrapy's own usage errors do (:mod:`docsbot.commands.crawl`)."""
 
 
 def parse_duration(value: Any) -> timedelta | None:
@@ -173,6 +201,39 @@ class CrawlArguments(BaseModel):
         "The token the run is recorded under (`crawl_runs.launch`), so that whoever started it finds it (`docsbot "
         "serve`, the MCP server, a fleet): letters, digits, `._-`, at most 64; default: a new one.",
     )
+    scope: str | None = _argument(
+        None,
+        "How far the crawl reaches from the root, taken after the root's redirects: `prefix` (default) its host and "
+        "port and its directory (a last path segment without a page extension is a directory of its own: "
+        "`/docs/python` is `/docs/python/`); `host` its host and port, any path; `domain` every host of its "
+        "registrable domain (the Public Suffix List's). Stored by the index, reused by refreshes unless given again.",
+        choices=SCOPE_MODES,
+    )
+    include: tuple[str, ...] | None = _argument(
+        None,
+        "Patterns, comma-separated: only URLs in the scope matching one of them are crawled. A glob on the URL (`*` "
+        "any characters, `/` included; one starting with `/` also matches the path), or `/regex/` searched in the "
+        "URL. The root is always crawled. Stored by the index, reused by refreshes unless given again (empty: none).",
+    )
+    exclude: tuple[str, ...] | None = _argument(
+        None,
+        "Patterns, comma-separated, as `include`'s: URLs matching one are not crawled, whatever `include` says; "
+        "stored pages that match are deleted at the end of a completed run. The root is always crawled. Stored by the "
+        "index, reused by refreshes unless given again (empty: none).",
+    )
+    headers: tuple[str, ...] | None = _argument(
+        None,
+        "Request headers for a private docs host, comma-separated `Name=$VARIABLE`: each value is read from that "
+        "environment variable when the crawl starts (a variable that is not set stops it), never given here. Sent "
+        "only to the root's host and port; the values are never stored, logged or recorded, the references are: "
+        "stored by the index, reused by refreshes unless given again (empty: none).",
+    )
+    http_auth: str | None = _argument(
+        None,
+        "HTTP basic credentials for a private docs host (RFC 7617), `$USER_VARIABLE:$PASSWORD_VARIABLE`: read from "
+        "those environment variables and sent only to the root's host and port, as `headers` are; the references "
+        "are stored by the index, reused by refreshes unless given again (empty: none).",
+    )
 
     @field_validator("url", mode="before")
     @classmethod
@@ -189,7 +250,7 @@ class CrawlArguments(BaseModel):
     def _sitemap(cls, value: Any) -> str | None:
         return "none" if value == "none" else _url(value)
 
-    @field_validator("mode", "render", "freshness", "network", mode="before")
+    @field_validator("mode", "render", "freshness", "network", "scope", mode="before")
     @classmethod
     def _one_of(cls, value: Any, info: ValidationInfo) -> str | None:
         """One of the field's ``choices``, whatever its case and surrounding spaces."""
@@ -244,6 +305,66 @@ class CrawlArguments(BaseModel):
             raise _Invalid(f"must be letters, digits, '.', '_' or '-' (at most 64), got {value!r}")
         return str(value)
 
+    @field_validator("include", "exclude", mode="before")
+    @classmethod
+    def _patterns(cls, value: Any) -> tuple[str, ...] | None:
+        """Comma-separated patterns (or a list of them), each checked (:class:`docsbot.urls.UrlPattern`); an empty
+        value is an empty tuple: given, none."""
+        if value is None:
+            return None
+        items = value.split(",") if isinstance(value, str) else list(value)
+        patterns = tuple(str(item).strip() for item in items if str(item).strip())
+        for pattern in patterns:
+            if "," in pattern:  # a list's item: it would be two patterns once passed on as -a text
+                raise _Invalid(f": {pattern!r} holds a comma, which separates patterns (in a /regex/, write \\x2c)")
+            try:
+                UrlPattern.parse(pattern)
+            except ValueError as exc:
+                raise _Invalid(f": {exc}") from None
+        return patterns
+
+    @field_validator("headers", mode="before")
+    @classmethod
+    def _headers(cls, value: Any) -> tuple[str, ...] | None:
+        """``Name=$VARIABLE`` items (comma-separated, or a list of them); no value is ever repeated in an error, in
+        case a secret was given instead of a variable's name."""
+        if value is None:
+            return None
+        items = value.split(",") if isinstance(value, str) else list(value)
+        out = []
+        for number, item in enumerate((str(i).strip() for i in items if str(i).strip()), 1):
+            name, equals, reference = (part.strip() for part in item.partition("="))
+            if not equals or not _HEADER_NAME.match(name):
+                raise _Invalid(
+                    f": item {number} is not Name=$VARIABLE (a header name, and the environment variable that holds "
+                    "its value: never the value itself)"
+                )
+            if name.lower() in _RESERVED_HEADERS:
+                raise _Invalid(f": {name} cannot be set (docsbot or the connection sets it)")
+            if not _VARIABLE.match(reference):
+                raise _Invalid(
+                    f": the value of {name} must be $VARIABLE, the environment variable that holds it (never the "
+                    "value itself)"
+                )
+            out.append(f"{name}={reference}")
+        return tuple(out)
+
+    @field_validator("http_auth", mode="before")
+    @classmethod
+    def _http_auth(cls, value: Any) -> str | None:
+        if value is None:
+            return None
+        text = str(value).strip()
+        if not text:
+            return ""
+        user, colon, password = text.partition(":")
+        if not (colon and _VARIABLE.match(user.strip()) and _VARIABLE.match(password.strip())):
+            raise _Invalid(
+                "must be $USER_VARIABLE:$PASSWORD_VARIABLE, the environment variables that hold them (never the "
+                "user name and password themselves)"
+            )
+        return f"{user.strip()}:{password.strip()}"
+
     @field_validator("library", "version", mode="before")
     @classmethod
     def _name(cls, value: Any, info: ValidationInfo) -> str:
@@ -270,6 +391,16 @@ class CrawlArguments(BaseModel):
     def _needs(self) -> CrawlArguments:
         if self.url is None and self.mode == "full":
             raise _Invalid("a full index needs -a url=ROOT_URL")
+        if self.url is not None and (self.url.startswith("file:") or is_archive(self.url)):
+            if self.scope not in (None, "prefix"):
+                raise _Invalid(
+                    f"-a scope={self.scope} is for a site's host or domain: a folder's or an archive's scope is its "
+                    "own files"
+                )
+            if self.headers or self.http_auth:
+                raise _Invalid("-a headers and -a http_auth are for a private docs host, not a folder or an archive")
+        if self.http_auth and any(h.lower().startswith("authorization=") for h in self.headers or ()):
+            raise _Invalid("give -a http_auth or an Authorization header in -a headers, not both")
         if not self.library:
             if self.url is None:
                 raise _Invalid("a refresh needs -a library=NAME (and -a version=VER if it has one)")
@@ -279,12 +410,13 @@ class CrawlArguments(BaseModel):
     @classmethod
     def parse(cls, **given: Any) -> CrawlArguments:
         """The arguments ``given`` (``-a`` strings, or values of their types), validated. Raises
-        :class:`SpiderArgumentError` with one line naming the first malformed argument (``-a max_pages must be an
-        integer, got 'lots'``), an unknown one, or what the mode needs (``a full index needs -a url=ROOT_URL``)."""
+        :class:`ArgumentUsageError` with one line naming the first malformed argument (``-a max_pages must be an
+        integer, got 'lots'``), an unknown one with the known names and the nearest (``-a max_page: unknown
+        argument; did you mean max_pages?``), or what the mode needs (``a full index needs -a url=ROOT_URL``)."""
         try:
             return cls.model_validate(given)
         except ValidationError as exc:
-            raise SpiderArgumentError(_message(exc.errors()[0])) from None
+            raise ArgumentUsageError(_message(exc.errors()[0])) from None
 
     def resolve(self, root_url: str | None = None, stored: dict[str, Any] | None = None) -> CrawlSettings:
         """The run's settings: these arguments, with what is not given taken from ``stored`` (the version's
@@ -304,13 +436,33 @@ def _message(error: Any) -> str:
     name = ".".join(str(part) for part in error.get("loc", ()))
     cause = error.get("ctx", {}).get("error")
     if error.get("type") == "extra_forbidden":
-        return f"-a {name}: unknown argument (known: {', '.join(ARGUMENT_NAMES)})"
+        nearest = difflib.get_close_matches(name, ARGUMENT_NAMES, n=1)
+        hint = f"; did you mean {nearest[0]}?" if nearest else ""
+        return f"-a {name}: unknown argument{hint} (known: {', '.join(ARGUMENT_NAMES)})"
     if isinstance(cause, _Invalid):
         text = str(cause)
         if not name:
             return text
         return f"-a {name}{text}" if text.startswith(":") else f"-a {name} {text}"
     return f"-a {name}: {error.get('msg')}" if name else str(error.get("msg"))
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """The request headers of a private docs host, values read from the environment: what
+    :class:`~docsbot.downloadermiddlewares.credentials.CredentialsMiddleware` sends to ``netloc`` (host and port) and
+    nowhere else. Its ``repr`` names the headers, never their values."""
+
+    netloc: str
+    scheme: str
+    headers: tuple[tuple[str, bytes], ...] = field(repr=False)
+
+    def __repr__(self) -> str:
+        return f"Credentials({self.describe()})"
+
+    def describe(self) -> str:
+        """``PRIVATE-TOKEN, Authorization to docs.example.org``: the headers' names and the host, never a value."""
+        return f"{', '.join(name for name, _ in self.headers)} to {self.netloc}"
 
 
 @dataclass(frozen=True)
@@ -324,9 +476,15 @@ class CrawlSettings:
     render: str
     freshness: str = "validators"
     network: str = "any"
+    scope: str = "prefix"
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    headers: tuple[str, ...] = ()  # Name=$VARIABLE
+    http_auth: str = ""  # $USER_VARIABLE:$PASSWORD_VARIABLE
 
     def stored(self) -> dict[str, Any]:
-        """The crawl settings a full index stores on its version (``versions.settings``) for later refreshes."""
+        """The crawl settings a full index stores on its version (``versions.settings``) for later refreshes: the
+        private docs' variable names, never their values."""
         return {
             "max_depth": self.max_depth,
             "max_pages": self.max_pages,
@@ -334,7 +492,45 @@ class CrawlSettings:
             "render": self.render,
             "freshness": self.freshness,
             "network": self.network,
+            "scope": self.scope,
+            "include": list(self.include),
+            "exclude": list(self.exclude),
+            "headers": list(self.headers),
+            "http_auth": self.http_auth,
         }
+
+    def crawl_scope(self) -> Scope:
+        """The scope a crawl from the root URL starts with (:class:`docsbot.urls.Scope`; the root's redirects
+        rebase it)."""
+        return Scope.from_root(self.root_url, self.scope, self.include, self.exclude)
+
+    def credentials(self, environ: Mapping[str, str]) -> Credentials | None:
+        """The private docs' headers with their values from ``environ`` (the process's environment: where Scrapyd
+        and Scrapy Cloud put secrets), for the root URL's host and port; ``None`` without ``headers`` or
+        ``http_auth``. Raises :class:`SpiderArgumentError` naming a variable that is not set or whose value cannot
+        be a header's (a line break), never the value."""
+        if not self.headers and not self.http_auth:
+            return None
+
+        def value(reference: str, argument: str) -> str:
+            name = reference.removeprefix("$")
+            found = environ.get(name)
+            if not found:
+                raise SpiderArgumentError(f"-a {argument}: the environment variable {name} is not set (or empty)")
+            if "\r" in found or "\n" in found:
+                raise SpiderArgumentError(f"-a {argument}: the value of {name} holds a line break; a header cannot")
+            return found
+
+        headers = []
+        for item in self.headers:
+            name, _, reference = item.partition("=")
+            headers.append((name, value(reference, "headers").encode("latin-1", "replace")))
+        if self.http_auth:
+            user, _, password = self.http_auth.partition(":")
+            token = basic_auth_header(value(user, "http_auth"), value(password, "http_auth"), encoding="utf-8")
+            headers.append(("Authorization", token))
+        root = urlsplit(self.root_url)
+        return Credentials(root.netloc, root.scheme, tuple(headers))
 
 
 def _resolve(args: CrawlArguments, root_url: str | None, stored: dict[str, Any]) -> CrawlSettings:
@@ -350,6 +546,11 @@ def _resolve(args: CrawlArguments, root_url: str | None, stored: dict[str, Any])
         render=pick("render") or "none",
         freshness=pick("freshness") or "validators",
         network=pick("network") or "any",
+        scope=pick("scope") or "prefix",
+        include=tuple(pick("include") or ()),
+        exclude=tuple(pick("exclude") or ()),
+        headers=tuple(pick("headers") or ()),
+        http_auth=pick("http_auth") or "",
     )
 
 

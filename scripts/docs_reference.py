@@ -146,14 +146,18 @@ def spider_arguments_page() -> str:
     """``reference/spider-arguments.md``: a table of :class:`CrawlArguments`' fields (type, default, description)."""
     from docsbot.arguments import CrawlArguments
 
-    kinds = {"str": "text", "int": "integer", "bool": "`1` or `0`", "datetime.timedelta": "duration"}
+    kinds = {
+        "str": "text", "int": "integer", "bool": "`1` or `0`", "datetime.timedelta": "duration",
+        "tuple[str, ...]": "comma-separated list",
+    }  # fmt: skip
     out = [
         "# Spider arguments",
         "",
         "`scrapy crawl docs -a NAME=VALUE`, generated from `docsbot/arguments.py` (`CrawlArguments`, a pydantic model "
-        "like the settings' one), which validates them: a malformed one stops the crawl before its first "
-        "request, with one line naming it and exit code 1. A fleet's libraries file, the MCP server's and the web "
-        "pages' indexing requests are checked by the same model.",
+        "like the settings' one), which validates them: a malformed one, or a name it does not know, stops the "
+        "crawl before its first request, with one line naming it (and, for a typo, the nearest name) and exit code 2, "
+        "a usage error; names starting with `_` are a job runner's (Scrapyd's `_job`) and pass. A fleet's libraries "
+        "file, the MCP server's and the web pages' indexing requests are checked by the same model.",
         "",
         "| argument | type | default | meaning |",
         "|---|---|---|---|",
@@ -468,6 +472,9 @@ def exit_codes_page() -> str:
         "Pages the site's rules keep from the crawler are skipped, never failed (the run stays complete): "
         + ", ".join(f"`docsbot/skipped/{kind}`" for kind in refresh.SKIPPED_KINDS)
         + ".",
+        "",
+        "`scrapy crawl docs` exits 2, before anything is fetched or written, on a spider argument it does not know "
+        "or cannot read (a usage error, as Scrapy's own).",
         "",
         "`docsbot` commands exit 0 on success, 1 when nothing matched or something named was not found, and 2 on "
         "a usage or configuration error (a database schema older than this docsbot included: the one line names "

@@ -16,6 +16,7 @@ The spider's arguments are :class:`docsbot.arguments.CrawlArguments`.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import typing
 from datetime import UTC, datetime, timedelta
@@ -28,7 +29,7 @@ from scrapy.http import HtmlResponse
 from scrapy.spidermiddlewares.httperror import HttpError
 
 from docsbot.addon import check_addon
-from docsbot.arguments import ARGUMENT_NAMES, CrawlArguments
+from docsbot.arguments import RUNNER_ARGUMENT_PREFIX, CrawlArguments
 from docsbot.content.extract import EXTRACTOR_VERSION, ConverterFailed, ExtractionError, content_hash
 from docsbot.content.pool import ExtractionPool, ExtractionWorkerDied
 from docsbot.downloadermiddlewares import (
@@ -68,9 +69,14 @@ class DocsSpider(SeedFiles, scrapy.Spider):
     name = "docs"
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        known = {k: kwargs.pop(k) for k in ARGUMENT_NAMES if k in kwargs}
-        super().__init__(*args, **kwargs)  # Scrapyd's _job and other extra arguments land as attributes
-        self.args = CrawlArguments.parse(**known)
+        # A job runner's own arguments (Scrapyd's _job, docsbot.arguments.RUNNER_ARGUMENT_PREFIX) land as attributes,
+        # as Scrapy's Spider makes them; every other one is the spider's, and one it does not know stops the crawl
+        # here, before any component is built: nothing is fetched or written.
+        runner = {k: kwargs.pop(k) for k in list(kwargs) if k.startswith(RUNNER_ARGUMENT_PREFIX)}
+        self.args = CrawlArguments.parse(**kwargs)
+        super().__init__(*args, **runner)
+        self._root_settled: asyncio.Future[None] | None = None
+        self._root_failed = False
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> DocsSpider:
@@ -97,8 +103,16 @@ class DocsSpider(SeedFiles, scrapy.Spider):
         if not await self.context.model_ready():
             return
         ledger = self.context.ledger
-        for request in self._requests([ledger.root_url], -1):
-            yield request
+        root = list(self._requests([ledger.root_url], -1))  # none when the stored root is fresh (-a freshness=http)
+        if root:
+            self._root_settled = asyncio.get_running_loop().create_future()
+            yield root[0]
+            # Where the root's redirects lead is where the scope is taken from (RefreshLedger.root_moved): nothing
+            # else is planned before the root has answered (one round trip), so nothing is planned in a scope the
+            # root leaves. Its callback or errback settles it, whatever it answers.
+            await self._root_settled
+            if self._root_failed:
+                return  # the run is closing (root_failed)
         async for request in self.seed_file_requests():  # sitemaps, llms.txt, Doxygen's menu
             yield request
         # Seeds in depth order; each page is requested once (the root included) by whichever request comes first.
@@ -141,6 +155,10 @@ class DocsSpider(SeedFiles, scrapy.Spider):
         url = canonical_url(response.url)
         redirects = response.meta.get("redirect_urls")
         origin = canonical_url(redirects[0]) if redirects else url
+        if ledger.is_root(origin):
+            if page_key(url) != page_key(origin):  # a browser's navigation (an HTTP hop told the ledger already)
+                ledger.root_moved(url)
+            self._settle_root()
         if response.status in context.gone_statuses:
             try:
                 page = ledger.answered_gone(origin, response.status)
@@ -233,6 +251,8 @@ class DocsSpider(SeedFiles, scrapy.Spider):
         request = failure.request
         redirects = request.meta.get("redirect_urls")
         url = canonical_url(redirects[0] if redirects else request.url)
+        if ledger.is_root(url):
+            self._settle_root()
         if failure.check(NotModified) and request.meta.get(REEXTRACT_META_KEY) and not redirects:
             stored = await self._stored_response(request, failure.value.response)
             if stored is not None:
@@ -322,7 +342,13 @@ class DocsSpider(SeedFiles, scrapy.Spider):
             request=request.replace(meta=meta),
         )  # fmt: skip
 
+    def _settle_root(self) -> None:
+        """The root has answered (or failed): the start requests go on (:meth:`start`)."""
+        if self._root_settled is not None and not self._root_settled.done():
+            self._root_settled.set_result(None)
+
     def _abort_root(self, reason: str) -> typing.NoReturn:
+        self._root_failed = True
         logger.error("the root URL %s failed (%s): stopping; nothing is deleted", self.context.ledger.root_url, reason)
         raise CloseSpider("root_failed")
 

@@ -6,12 +6,14 @@ so requests can go to Scrapy's disk queues).
   followed, a gzipped sitemap decompressed under ``DOWNLOAD_MAXSIZE`` (as Scrapy's ``SitemapSpider``).
   ``<lastmod>`` is only a hint: every page is still revalidated, and a page missing from a sitemap is never deleted
   for that.
-- **llms.txt** (https://llmstxt.org): the root URL's directory's and the host's, ``DOCSBOT_LLMS_TXT``.
+- **llms.txt** (https://llmstxt.org): the root's directory's and the host's, ``DOCSBOT_LLMS_TXT``.
 - **Doxygen's menu** (``menudata.js`` beside the root page, ``DOCSBOT_DOXYGEN_MENU``): drawn by JavaScript, so the
   pages only it links have no ``<a href>`` anywhere (23 of lmdb-doc's 57 pages).
 
-Each is requested on the root URL's host and port only (redirect hops included:
-:class:`~docsbot.downloadermiddlewares.scope. ScopeMiddleware`). One a refresh stored (:class:`docsbot.store.SeedFile`)
+They are requested once the root has answered, from where its redirects led (the scope's ``directory_url``), and
+only on the scope's hosts: the root's host and port, or a domain scope's hosts (redirect hops included:
+:class:`~docsbot.downloadermiddlewares.scope.ScopeMiddleware`); the pages they list are held to the scope as links
+are. One a refresh stored (:class:`docsbot.store.SeedFile`)
 is revalidated with its validators (RFC 9110 §13.1.1-2), as a page is, and its 304 seeds the crawl from the links stored
 with it: an unchanged refresh downloads no seed file. The URLs a seed file lists become seeds at depth 0, through the
 spider's ``_requests`` (the refresh rules plan them like any link).
@@ -75,15 +77,15 @@ class SeedFiles:
         for request in self._llms_txt_requests():
             yield request
         if self.settings.getbool("DOCSBOT_DOXYGEN_MENU", True):
-            menu = canonical_url("menudata.js", self.context.ledger.root_url)
+            menu = canonical_url("menudata.js", self.context.scope.directory_url)
             yield self._seed_file_request(menu, self.parse_doxygen_menu, "doxygen_menu")
 
     async def _robots_sitemaps(self) -> AsyncIterator[scrapy.Request]:
         """Requests for the sitemaps robots.txt names. With ``ROBOTSTXT_OBEY`` (the default) robots.txt is the one
         the robots.txt middleware downloads anyway (one request per run); otherwise it is fetched here."""
-        root = self.context.ledger.root_url
         if not self.context.scope.netloc:
             return  # a folder (file: URLs) has no robots.txt
+        root = self.context.scope.base
         robots = self.crawler.get_downloader_middleware(RobotsTxtMiddleware)
         if robots is None:
             url = urlunsplit((*urlsplit(root)[:2], "/robots.txt", "", ""))
@@ -106,7 +108,7 @@ class SeedFiles:
                 url = canonical_url(url, base)
             except InvalidURL:
                 continue
-            if self.context.scope.same_host(url):
+            if self.context.scope.same_site(url):
                 yield self._seed_file_request(url, self.parse_sitemap, "sitemap")
 
     def _llms_txt_requests(self) -> Iterator[scrapy.Request]:
@@ -115,7 +117,7 @@ class SeedFiles:
         ``DOCSBOT_LLMS_TXT=0`` asks for none."""
         if not self.settings.getbool("DOCSBOT_LLMS_TXT", True):
             return
-        root = self.context.ledger.root_url
+        root = self.context.scope.directory_url
         candidates = [canonical_url("llms.txt", root), canonical_url("/llms.txt", root)]
         if not self.context.scope.netloc:
             candidates = candidates[:1]  # a folder's: the filesystem's root is no part of it
@@ -155,7 +157,7 @@ class SeedFiles:
         stored: pages, or a sitemap index's sitemaps."""
         if kind == "sitemaps":  # a sitemap index's sitemaps: only those on the site's host (ScopeMiddleware)
             for url in links:
-                if self.context.scope.same_host(url):
+                if self.context.scope.same_site(url):
                     yield self._seed_file_request(url, self.parse_sitemap, "sitemap")
                 else:
                     self.crawler.stats.inc_value("docsbot/skipped/out_of_scope")

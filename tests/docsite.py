@@ -22,6 +22,7 @@ class Hit:
     if_none_match: str | None
     if_modified_since: str | None
     at: float = field(default_factory=time.time)  # when the answer was sent (wall clock, comparable with now())
+    headers: dict[str, str] = field(default_factory=dict)  # the request's headers, by lower-cased name
 
 
 @dataclass
@@ -60,6 +61,9 @@ class DocSite:
     # what a path without a page answers: 404, or (200, its HTML) for a host with soft 404s
     not_found: tuple[int, str] = (404, "not found")
     hits: list[Hit] = field(default_factory=list)
+    # path prefix → headers every request under it must carry, else 401 (a private docs host; behind a proxy, paths
+    # are whole URLs: "http://docs.example.org/")
+    required: dict[str, dict[str, str]] = field(default_factory=dict)
     # requests being answered at once, now and at most (what the host sees of a crawler's concurrency)
     in_flight: int = 0
     max_in_flight: int = 0
@@ -101,7 +105,10 @@ class DocSite:
             def _send(self, status: int, body: bytes = b"", headers: dict[str, str] | None = None) -> None:
                 inm, ims = self.headers.get("If-None-Match"), self.headers.get("If-Modified-Since")
                 path = self.path.split("?")[0]
-                site.hits.append(Hit(path + "index.html" if path.endswith("/") else path, status, inm, ims))
+                sent = {k.lower(): v for k, v in self.headers.items()}
+                site.hits.append(
+                    Hit(path + "index.html" if path.endswith("/") else path, status, inm, ims, headers=sent)
+                )
                 self.send_response(status)
                 for k, v in (headers or {}).items():
                     self.send_header(k, v)
@@ -124,6 +131,12 @@ class DocSite:
                 path = self.path.split("?")[0]
                 if path.endswith("/"):  # like nginx's `index index.html`
                     path += "index.html"
+                for prefix, required in site.required.items():
+                    if path.startswith(prefix) and any(self.headers.get(k) != v for k, v in required.items()):
+                        self._send(
+                            401, b"sign in", {"Content-Type": "text/plain", "WWW-Authenticate": 'Basic realm="docs"'}
+                        )
+                        return
                 if path in site.slow:
                     time.sleep(site.slow[path])
                 if path in site.throttled:

@@ -52,6 +52,32 @@ def test_a_libraries_file_gives_validated_entries_with_their_run_arguments():
     assert flask.settings() == {"DOCSBOT_RENDER_URLS": "/api/", "CONCURRENT_REQUESTS": "4"}
 
 
+def test_scope_patterns_and_private_docs_references_are_entry_fields_checked_by_the_spiders_model():
+    """The libraries file takes the spider's scope and private docs arguments, lists as TOML arrays (or one
+    comma-separated string) and headers as a table; a secret where a variable's name belongs is refused without
+    being repeated."""
+    (entry,) = parse(
+        '[[library]]\nname = "handbook"\nurl = "https://docs.corp.example/handbook"\nscope = "domain"\n'
+        'include = ["/handbook/*", "/api/*"]\nexclude = "*/changelog/*, /whatsnew/[0-9]+/"\n'
+        'headers = { PRIVATE-TOKEN = "$DOCS_TOKEN", X-Team = "$TEAM" }\nhttp_auth = "$DOCS_USER:$DOCS_PASSWORD"\n'
+    )
+    assert entry.spider_args("refresh") == {
+        "library": "handbook", "version": "", "mode": "refresh", "scope": "domain", "include": "/handbook/*,/api/*",
+        "exclude": "*/changelog/*, /whatsnew/[0-9]+/", "headers": "PRIVATE-TOKEN=$DOCS_TOKEN,X-Team=$TEAM",
+        "http_auth": "$DOCS_USER:$DOCS_PASSWORD",
+    }  # fmt: skip
+    for field, value, message in (
+        ("headers", '{ PRIVATE-TOKEN = "glpat-s3cr3t" }', "(x): headers: the value of PRIVATE-TOKEN must be $VARIABLE"),
+        ("http_auth", '"alice:s3cr3t"', "(x): http_auth: must be $USER_VARIABLE:$PASSWORD_VARIABLE"),
+        ("scope", '"site"', "(x): scope: must be one of prefix, host, domain"),
+        ("exclude", '["/(/"]', "(x): exclude: '/(/' is not a regular expression"),
+        ("include", "[1, 2]", "(x): include: a string or an array of strings, got list"),
+    ):
+        with pytest.raises(LibrariesFileError) as error:
+            parse(f'[[library]]\nname = "x"\nurl = "https://x.org/"\n{field} = {value}\n', "libs.toml")
+        assert message in str(error.value) and "s3cr3t" not in str(error.value), str(error.value)
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
@@ -261,6 +287,34 @@ def test_agents_index_follow_list_cancel_and_remove_through_mcp(database_url, db
                 removed = answer(await session.call_tool("remove_library", {"library": "slow"}))
                 assert [v["version"] for v in removed["removed"]] == ["slow"]
 
+                # the spider's scope keys: a bad pattern is a tool error naming it; a good call crawls as it says
+                root = f"{site.url}/docs/index.html"
+                bad = error(await session.call_tool("index_library", {"url": root, "library": "s", "exclude": ["/(/"]}))
+                assert "exclude: '/(/' is not a regular expression" in bad
+                scoped = answer(await session.call_tool("index_library", {
+                    "url": root, "library": "scoped", "scope": "host", "exclude": ["*/deep.html", "/outside.html"],
+                }))  # fmt: skip
+                for _ in range(600):
+                    run = answer(await session.call_tool("get_run", {"run_id": scoped["run_id"]}))
+                    if run["state"] not in ("starting", "running"):
+                        break
+                    await anyio.sleep(0.2)
+                assert run["outcome"] == "complete", run
+                listed = answer(await session.call_tool("list_libraries", {}))["libraries"]
+                netloc = site.url.removeprefix("http://")
+                assert {v["library"]: v["scope"] for v in listed} == {
+                    "lib": f"prefix {netloc}/docs/",
+                    "scoped": f"host {netloc}, exclude */deep.html /outside.html",
+                }
+                pages = db.execute(
+                    "SELECT p.url FROM pages p JOIN versions v ON v.id = p.version_id JOIN libraries l "
+                    "ON l.id = v.library_id WHERE l.name = 'scoped'"
+                ).fetchall()
+                assert {url.removeprefix(site.url) for (url,) in pages} == {
+                    "/docs/index.html", "/docs/guide.html", "/docs/api.html", "/docs/flaky.html"
+                }  # fmt: skip
+                answer(await session.call_tool("remove_library", {"library": "scoped"}))
+
         anyio.run(main)
     assert [r[0] for r in db.execute("SELECT l.name FROM libraries l")] == ["lib"]
 
@@ -407,10 +461,12 @@ def test_the_fleet_guides_libraries_file_is_the_example_and_loads():
     shown = re.search(r"```toml\n(# libraries\.toml\n.*?)```", readme, re.S)
     assert shown is not None and shown.group(1) == example.read_text(encoding="utf-8")
     entries = {e.label: e for e in load(example)}
-    assert set(entries) == {"python@3.11", "scrapy@2.13"}
+    assert set(entries) == {"python@3.11", "scrapy@2.13", "handbook"}
     python = entries["python@3.11"]
     assert (python.host_concurrency, python.freshness, sorted(python.gone_statuses)) == (16, "http", [403, 404, 410])
     assert entries["scrapy@2.13"].refresh.days == 1  # from [defaults]
+    assert entries["scrapy@2.13"].args == {"exclude": "*/_modules/*"}
+    assert entries["handbook"].args == {"headers": "PRIVATE-TOKEN=$HANDBOOK_TOKEN"}
 
 
 def test_local_runs_share_the_cores_for_onnx_runtime():

@@ -49,7 +49,7 @@ def test_file_urls_are_canonical_and_a_folder_is_a_scope_of_its_own():
     assert "file:///srv/docs/guide/x.md" in scope
     assert canonical_url("../../etc/passwd", "file:///srv/docs/a.md") not in scope  # no `..` escape
     assert "file:///srv/docs-old/a.md" not in scope and "http://srv/docs/a.md" not in scope
-    assert scope.same_host("file:///srv/docs/llms.txt") and not scope.same_host("file:///llms.txt")
+    assert scope.same_site("file:///srv/docs/llms.txt") and not scope.same_site("file:///llms.txt")
     assert "file:///srv/docs/a.md" not in Scope.from_root("http://srv/docs/")
     # in a folder, its HTML, Markdown and text files are pages; a built site's sources and images are files
     assert not any(map(is_download, ["file:///d/a.md", "file:///d/b.markdown", "file:///d/c.txt", "file:///d/e.rst",
@@ -74,6 +74,22 @@ def test_a_root_argument_names_a_folder_with_its_slash(tmp_path):
     assert default_library("file:///srv/acme/docs/") == "acme"
     assert default_library("https://example.org/dl/acme-docs-1.2.tar.gz") == "acme-docs-1.2"
     assert default_library("https://docs.example.org/en/") == "docs.example.org"
+
+
+def test_a_folder_or_an_archive_takes_patterns_but_no_wider_scope_and_no_private_docs_arguments(tmp_path):
+    (tmp_path / "docs").mkdir()
+    folder = str(tmp_path / "docs")
+    args = CrawlArguments.parse(url=folder, exclude="*/changelog/*")
+    scope = args.resolve().crawl_scope()
+    assert f"{args.url}guide.md" in scope and f"{args.url}changelog/1.md" not in scope
+    assert "file:///etc/passwd" not in scope and not scope.same_site("file:///etc/passwd")
+    refused = [({"scope": "host"}, "scope=host is for a site"), ({"scope": "domain"}, "scope=domain"),
+               ({"headers": "X-Token=$TOKEN"}, "not a folder"), ({"http_auth": "$U:$P"}, "not a folder")]  # fmt: skip
+    for given, said in refused:
+        with pytest.raises(SpiderArgumentError, match=said):
+            CrawlArguments.parse(url=folder, **given)
+        with pytest.raises(SpiderArgumentError, match=said):
+            CrawlArguments.parse(url="https://example.org/dl/acme-html.zip", **given)
 
 
 def test_a_folder_is_answered_by_its_index_html_then_its_start_file_then_a_listing(tmp_path):

@@ -5,16 +5,19 @@ from scrapy import Request
 from scrapy.http import HtmlResponse, Response
 from scrapy.utils.test import get_crawler
 
+from docsbot.arguments import Credentials
 from docsbot.downloadermiddlewares import (
     FETCHED_VALIDATORS_META_KEY,
     PAGE_META_KEY,
     RENDER_ON_200_META_KEY,
+    SEED_FILE_META_KEY,
     VALIDATORS_META_KEY,
 )
 from docsbot.downloadermiddlewares.conditional import ConditionalRequestMiddleware, NotModified
+from docsbot.downloadermiddlewares.credentials import CredentialsMiddleware
 from docsbot.downloadermiddlewares.render import RenderMiddleware
 from docsbot.downloadermiddlewares.scope import OutOfScope, ScopeMiddleware
-from docsbot.urls import Scope
+from docsbot.urls import Scope, page_key
 
 ETAG = '"6ac63c7b-23e59"'
 LAST_MODIFIED = "Wed, 07 Oct 2026 12:35:07 GMT"
@@ -95,8 +98,14 @@ def page_request(url: str, **meta) -> Request:
     return Request(url, meta={PAGE_META_KEY: True, "depth": 1, **meta})
 
 
+def scoped(root: str = "http://h/docs/index.html", **rules):
+    scope = Scope.from_root(root, **rules)
+    return scope, (lambda: scope), (lambda url: page_key(url) in scope.roots)
+
+
 def test_scope_lets_pages_inside_the_root_directory_through(stats):
-    mw = ScopeMiddleware(Scope.from_root("http://h/docs/index.html"), stats)
+    _, scope, is_root = scoped()
+    mw = ScopeMiddleware(scope, stats, is_root)
     assert mw.process_request(page_request("http://h/docs/a/b.html")) is None
     assert mw.process_request(page_request("http://H:80/docs/x.html")) is None  # same page, another spelling
     assert mw.process_request(Request("http://h/robots.txt")) is None  # not a page: robots.txt, sitemaps
@@ -105,11 +114,54 @@ def test_scope_lets_pages_inside_the_root_directory_through(stats):
 
 @pytest.mark.parametrize("url", ["http://h/other/x.html", "http://h:8080/docs/x.html", "http://elsewhere/docs/x.html"])
 def test_scope_stops_pages_and_redirect_hops_outside_it(stats, url):
-    mw = ScopeMiddleware(Scope.from_root("http://h/docs/index.html"), stats)
+    _, scope, is_root = scoped()
+    mw = ScopeMiddleware(scope, stats, is_root)
     hop = page_request(url, redirect_urls=["http://h/docs/moved.html"])
     with pytest.raises(OutOfScope):
         mw.process_request(hop)
     assert stats.get_value("docsbot/skipped/out_of_scope") == 1
+
+
+def test_the_root_and_its_redirect_hops_always_pass_and_excluded_pages_do_not(stats):
+    """The root is always fetched, wherever it redirects (that is where the scope is taken from), even when a
+    pattern would keep it out; any other page is held to the patterns, and a seed file to the scope's hosts."""
+    _, scope, is_root = scoped("http://h/docs/python", exclude=["*/python*", "/docs/cpp/*"])
+    mw = ScopeMiddleware(scope, stats, is_root)
+    assert mw.process_request(page_request("http://h/docs/python")) is None
+    for hop in ("http://h/docs/python/", "https://other.example/somewhere/"):
+        assert mw.process_request(page_request(hop, redirect_urls=["http://h/docs/python"])) is None
+    for excluded in ("http://h/docs/python/x.html", "http://h/docs/cpp/index.html"):
+        with pytest.raises(OutOfScope):
+            mw.process_request(page_request(excluded))
+    sitemap = Request("http://h/sitemap.xml", meta={SEED_FILE_META_KEY: "sitemap"})
+    assert mw.process_request(sitemap) is None  # anywhere on the root's host
+    with pytest.raises(OutOfScope):
+        mw.process_request(Request("http://h:8080/sitemap.xml", meta={SEED_FILE_META_KEY: "sitemap"}))
+    assert stats.get_value("docsbot/skipped/out_of_scope") == 3
+
+
+def test_credentials_go_to_the_roots_host_alone_and_a_redirect_elsewhere_loses_them(stats):
+    credentials = Credentials("docs.corp", "https", (("PRIVATE-TOKEN", b"t0ken"), ("Authorization", b"Basic YTpi")))
+    scope = Scope.from_root("https://docs.corp/guide/")
+    mw = CredentialsMiddleware(credentials, lambda: scope, stats)
+    own = Request("https://docs.corp/guide/a.html")
+    mw.process_request(own)
+    assert own.headers[b"PRIVATE-TOKEN"] == b"t0ken" and own.headers[b"Authorization"] == b"Basic YTpi"
+    # a hop Scrapy's redirect middleware built copies every header: elsewhere, they are taken off again
+    for elsewhere in ("https://cdn.example/a.html", "https://docs.corp:8443/a.html", "http://docs.corp/a.html",
+                      "https://sub.docs.corp/a.html"):  # fmt: skip
+        hop = own.replace(url=elsewhere, meta={"redirect_urls": [own.url]})
+        mw.process_request(hop)
+        assert b"PRIVATE-TOKEN" not in hop.headers and b"Authorization" not in hop.headers, elsewhere
+    unrelated = Request("https://cdn.example/a.html", headers={"Authorization": "Bearer theirs"})
+    mw.process_request(unrelated)  # a header that is not ours stays
+    assert unrelated.headers[b"Authorization"] == b"Bearer theirs"
+    moved = Scope.from_root("https://docs.corp/guide/").rebased("https://docs.example/guide/")
+    gone = CredentialsMiddleware(credentials, lambda: moved, stats)  # the root redirected to another host
+    left = Request("https://docs.corp/guide/b.html")
+    gone.process_request(left)
+    assert b"PRIVATE-TOKEN" not in left.headers
+    assert stats.get_value("docsbot/private/requests") == 1
 
 
 def test_a_200_to_the_revalidation_of_a_rendered_page_becomes_its_browser_request(stats):

@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from docsbot.refresh import RefreshLedger, StoredPage, content_unchanged
+from docsbot.urls import Scope
 
 ROOT = "http://h/docs/index.html"
 
@@ -165,6 +166,42 @@ def test_out_of_scope_urls_are_never_requested():
     assert ledger.plan(["http://h/other/x.html", "http://elsewhere/docs/x.html", "http://h/docs/x.html"], 0)[0].url == (
         "http://h/docs/x.html"
     )
+
+
+def test_the_roots_redirect_sets_the_scope_for_everything_planned_after_it():
+    """``…/docs/python`` redirecting to ``…/docs/python/3.12/``: the crawl covers that directory, not its
+    siblings, and the root's every URL counts as the root."""
+    ledger = RefreshLedger("http://h/docs/python", [], refresh=False, scope=Scope.from_root("http://h/docs/python"))
+    assert [p.url for p in ledger.seeds()] == ["http://h/docs/python"]
+    assert ledger.redirect_hop("http://h/docs/python", "http://h/docs/python/3.12/")
+    assert ledger.is_root("http://h/docs/python/3.12/") and ledger.scope.path_prefix == "/docs/python/3.12/"
+    ledger.answered("http://h/docs/python/3.12/index.html")
+    assert ledger.root_answered
+    links = ["http://h/docs/python/3.12/os.html", "http://h/docs/python/3.11/os.html", "http://h/docs/cpp/"]
+    assert [p.url for p in ledger.plan(links, 0, source="http://h/docs/python")] == links[:1]
+    # a browser's navigation tells the ledger the same way (the spider calls root_moved)
+    rendered = RefreshLedger("http://h/docs/python", [], refresh=False)
+    rendered.root_moved("https://docs.example/python/")
+    assert rendered.scope.netloc == "docs.example" and rendered.is_root("https://docs.example/python/")
+
+
+def test_stored_pages_the_scope_no_longer_covers_are_deleted_within_the_guard():
+    """A refresh with a narrower scope (an exclude, here) deletes what left it at the end of a completed run, as
+    gone pages go: counted in the mass-deletion guard, and never when the root did not answer."""
+    narrower = Scope.from_root(ROOT, exclude=["*/deep.html"])
+    ledger = RefreshLedger(ROOT, site(), scope=narrower)
+    assert urls(ledger.seeds()) == ["index.html", "guide.html", "api.html"]  # deep.html is not requested
+    assert ledger.deletion_plan(completed=True).delete == {}  # the root has not answered
+    ledger.not_modified(ROOT)
+    plan = ledger.deletion_plan(completed=True)
+    assert plan.out_of_scope == {4: "http://h/docs/deep.html"} and 4 not in plan.orphans
+    assert plan.delete == {4: "http://h/docs/deep.html (out of scope: prefix h/docs/, exclude */deep.html)"}
+    guarded = RefreshLedger(ROOT, site(), scope=Scope.from_root(ROOT, include=["*/index.html"]))
+    guarded.seeds()
+    guarded.not_modified(ROOT)
+    refused = guarded.deletion_plan(completed=True, mass_delete_share=0.25)
+    assert refused.delete == {} and refused.refused == 3 and len(refused.out_of_scope) == 3
+    assert len(guarded.deletion_plan(completed=True, mass_delete_share=0.25, allow_mass_delete=True).delete) == 3
 
 
 # Orphans: stored pages no longer linked from the root (kept unless prune=orphans).

@@ -180,7 +180,7 @@ def test_a_library_name_is_text_in_the_remove_dialog_never_script(
     crawl,
     docsite,
     serve_writes,
-    browser,
+    browser,  # noqa: F811
     database_url,  # noqa: F811
 ):
     """The review's library name ``x');alert(document.domain);//`` broke out of an inline ``onsubmit``; this one

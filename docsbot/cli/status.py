@@ -64,6 +64,8 @@ def cmd_status(args: argparse.Namespace) -> int:
     for v in versions:
         label = printable(store.version_label(v.library, v.version))  # a name stored before names were checked
         print(f"{label}  {printable(v.root_url)}" + ("  (a run is in progress)" if v.refreshing else ""))
+        if v.scope:
+            print(f"  scope: {printable(v.scope)}")
         defined = f" + {v.definitions} definitions" if v.definitions else ""
         print(f"  {v.pages} pages, {v.chunks} chunks{defined}, {v.vectors} with a vector, model {v.embedding_model}")
         if v.embedding_model:

@@ -10,10 +10,12 @@ that stops because its root URL failed, that was told to stop, or that stored on
   finished but pages were not stored (failed fetches, extractions, writes) or a bookkeeping step could not be
   written; **4** every page is stored but chunks still wait for their vectors (``docsbot embed`` completes
   them). The summary line and ``crawl_runs`` say the same;
-- a :class:`~docsbot.errors.DocsbotError` raised while the run is set up (bad spider argument, unreachable
-  database, unknown library, missing model or browser: the spider and :class:`docsbot.extensions.run.IndexRun`) is
+- a :class:`~docsbot.errors.DocsbotError` raised while the run is set up (unreachable database, unknown library,
+  missing model, browser or environment variable: the spider and :class:`docsbot.extensions.run.IndexRun`) is
   logged as its message alone, not as asyncio's "Task exception was never retrieved" with a traceback; the crawl does
-  not start and the exit code is 1.
+  not start and the exit code is 1. An ``-a`` argument the spider does not know or cannot read
+  (:class:`~docsbot.arguments.ArgumentUsageError`) is a usage error: exit code **2**, as Scrapy's own usage errors
+  (``scrapy.cmdline`` exits 2 on ``UsageError``).
 
 Only public Scrapy API is used: ``CrawlerProcess.create_crawler``, ``crawl`` (whose task or Deferred reports
 the setup error) and ``start``, and the crawler's stats.
@@ -32,6 +34,7 @@ from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 from scrapy.exceptions import UsageError
 from twisted.internet.defer import Deferred
 
+from docsbot.arguments import ArgumentUsageError
 from docsbot.display import escape_log_records
 from docsbot.errors import DocsbotError
 from docsbot.refresh import EXIT_FAILED
@@ -42,6 +45,7 @@ if TYPE_CHECKING:
     from twisted.python.failure import Failure
 
 logger = logging.getLogger("docsbot")
+EXIT_USAGE = 2  # a spider argument the spider does not know or cannot read (Scrapy's code for a usage error)
 
 
 def _report_setup_error(exc: BaseException) -> bool:
@@ -79,6 +83,9 @@ class Command(ScrapyCrawlCommand):
 
             running.add_done_callback(done)
         self.crawler_process.start()
+        if any(isinstance(exc, ArgumentUsageError) for exc in setup_failed):
+            self.exitcode = EXIT_USAGE
+            return
         if setup_failed or self.crawler_process.bootstrap_failed or crawler.stats is None:
             self.exitcode = EXIT_FAILED
             return

@@ -1,9 +1,11 @@
 """docsbot's downloader middlewares, one module per component, and the request ``meta`` keys they share with the
 docs spider.
 
-- :mod:`~docsbot.downloadermiddlewares.scope` (50): every page download, redirect hops included, in the crawl's scope;
+- :mod:`~docsbot.downloadermiddlewares.scope` (50): every page download, redirect hops included, in the crawl's scope
+  (the root's hops set it);
 - :mod:`~docsbot.downloadermiddlewares.robotstxt` (100): Scrapy's robots.txt middleware, every waiting request checked,
   ``Crawl-delay`` honoured;
+- :mod:`~docsbot.downloadermiddlewares.credentials` (310): a private docs host's headers, to its host alone;
 - :mod:`~docsbot.downloadermiddlewares.retry` (550): Scrapy's retries, honouring ``Retry-After``;
 - :mod:`~docsbot.downloadermiddlewares.render` (570): a rendered page that answers 200 to its plain revalidation goes
   to the browser;

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
     from docsbot import store
-    from docsbot.arguments import CrawlArguments, CrawlSettings
+    from docsbot.arguments import CrawlArguments, CrawlSettings, Credentials
     from docsbot.embedding.models import Embedder
     from docsbot.extensions.vectors import RunVectors
     from docsbot.refresh import RefreshLedger
@@ -44,7 +44,7 @@ class IndexContext:
     crawl: CrawlSettings
     store: store.PageStore
     embedder: Embedder
-    scope: Scope
+    start_scope: Scope  # from the root URL as given; the ledger's (``scope``) follows the root's redirects
     render: RenderPolicy
     render_wait_until: str
     label: str
@@ -59,6 +59,17 @@ class IndexContext:
     skip_statuses: frozenset[int] = frozenset({401, 403})
     # the pages skipped by the site's rules, by kind (robots, forbidden, refused): the first SKIPPED_LISTED of each
     skipped: dict[str, list[str]] = field(default_factory=dict)
+    # a private docs host's headers (-a headers, -a http_auth), their values from the environment: never stored
+    credentials: Credentials | None = None
+
+    @property
+    def scope(self) -> Scope:
+        """The crawl's scope now: the ledger's, taken from where the root's redirects led
+        (:meth:`docsbot.refresh.RefreshLedger.root_moved`), or the start scope before the ledger exists."""
+        try:
+            return self.ledger.scope
+        except AttributeError:
+            return self.start_scope
 
     def skip(self, kind: str, url: str) -> None:
         """Record ``url`` as skipped by the site's rule ``kind`` (listed in the run's stats, up to a cap)."""

@@ -135,6 +135,15 @@ class RunEnd:
             sample = ", ".join(sorted(plan.orphans.values())[:5])
             action = "deleting them (prune=orphans)" if context.crawl.prune == "orphans" else "kept; -a prune=orphans"
             logger.info("%d orphan pages no longer linked from the root: %s … (%s)", len(plan.orphans), sample, action)
+        if plan.out_of_scope:
+            stats.set_value("docsbot/left_scope", len(plan.out_of_scope))
+            logger.info(
+                "%d stored pages are out of the scope now (%s): %s …%s",
+                len(plan.out_of_scope),
+                ledger.scope.describe(),
+                ", ".join(sorted(plan.out_of_scope.values())[:5]),
+                "" if plan.completed and not plan.refused else " (kept)",
+            )
         if not plan.completed:
             if plan.kept:
                 logger.warning("the root did not answer: %d gone pages are kept until a complete run", plan.kept)

@@ -60,8 +60,9 @@ logger = logging.getLogger(__name__)
 
 class IndexRun(RunExtension):
     """Setup, start, end and outcome of one docs crawl (see the module docstring). Stats: ``docsbot/orphans``,
-    ``docsbot/deleted``, ``docsbot/deletion_refused``, ``docsbot/skipped/recently_checked``, ``docsbot/failed``
-    and ``docsbot/failed/<kind>``, ``docsbot/chunks_embedded`` (texts the run's worker embedded),
+    ``docsbot/left_scope`` (stored pages the run's scope no longer covers), ``docsbot/deleted``,
+    ``docsbot/deletion_refused``, ``docsbot/skipped/recently_checked``, ``docsbot/failed`` and
+    ``docsbot/failed/<kind>``, ``docsbot/chunks_embedded`` (texts the run's worker embedded),
     ``docsbot/chunks_vectors_written`` (chunks it gave a vector), ``docsbot/vectors_waiting`` (chunks of the
     version still without one at the end), ``docsbot/searchable_seconds`` (from the start of the run until every
     page was stored), ``docsbot/outcome`` and ``docsbot/exit_code`` (what ``scrapy crawl`` exits with)."""
@@ -118,7 +119,7 @@ class IndexRun(RunExtension):
             min_recheck=context.args.min_recheck,
             http_freshness=crawl.freshness == "http",
             render=context.render,
-            scope=context.scope,
+            scope=context.start_scope,
             extractor_version=EXTRACTOR_VERSION,
         )
         logger.info("%d pages of %s are stored", len(stored), context.label)

@@ -11,6 +11,7 @@ embedding model bound to the version, the network guard and the rendering policy
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,21 +20,21 @@ from scrapy.utils.misc import load_object
 
 from docsbot import network, store
 from docsbot.archives import ArchiveLimits, unpack_root
-from docsbot.arguments import SpiderArgumentError, parse_duration
+from docsbot.arguments import SCOPE_KEYS, SpiderArgumentError, parse_duration
 from docsbot.embedding.models import load_embedder
 from docsbot.extensions.context import IndexContext
 from docsbot.extensions.vectors import RunVectors, ensure_vector_indexes
 from docsbot.folders import is_archive, is_file_url, url_path
 from docsbot.refresh import GONE_STATUSES, SKIP_STATUSES, parse_gone_statuses, parse_skip_statuses
 from docsbot.render import RenderPolicy, check_rendering
-from docsbot.urls import Scope
 
 if TYPE_CHECKING:
     import psycopg
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
 
-    from docsbot.arguments import CrawlArguments, CrawlSettings
+    from docsbot.arguments import CrawlArguments, CrawlSettings, Credentials
+    from docsbot.urls import Scope
 
 __all__ = ["RunSetup", "local_root", "set_up"]
 
@@ -85,12 +86,18 @@ def set_up(crawler: Crawler, args: CrawlArguments) -> RunSetup:
                 crawl = args.resolve(existing.root_url, existing.settings)
                 guard_network(settings, crawl)
                 render = rendering_policy(settings, crawl.render)
+                scope, credentials = crawl_scope(crawl), private_docs(crawl, render)
                 lock = store.lock_version(dsn, existing)
                 version = existing
+                given = {key: value for key, value in crawl.stored().items() if key in SCOPE_KEYS}
+                given = {key: value for key, value in given.items() if getattr(args, key) is not None}
+                if given:  # what the crawl covers, given again, holds for the next refreshes too
+                    version = store.update_version_settings(conn, version, given)
             else:
                 crawl = args.resolve()
                 guard_network(settings, crawl)
                 render = rendering_policy(settings, crawl.render)
+                scope, credentials = crawl_scope(crawl), private_docs(crawl, render)
                 if existing is not None:
                     lock = store.lock_version(dsn, existing)
                 version = store.upsert_version(conn, args.library, args.version, crawl.root_url, crawl.stored())
@@ -98,6 +105,8 @@ def set_up(crawler: Crawler, args: CrawlArguments) -> RunSetup:
                     lock = store.lock_version(dsn, version)
             store.bind_model(conn, version, embedder.name, lambda: embedder.dim)
         crawl = local_root(settings, crawl, version)  # the version keeps the archive's URL; the run crawls its folder
+        if crawl.root_url != version.root_url:  # an archive: the scope is its folder's
+            scope = crawl_scope(crawl)
         # After the connection's transaction ended: a CREATE INDEX CONCURRENTLY waits for every older one
         ensure_vector_indexes(dsn)
         label = store.version_label(version.library, version.name)
@@ -107,13 +116,14 @@ def set_up(crawler: Crawler, args: CrawlArguments) -> RunSetup:
             crawl=crawl,
             store=store.PageStore.from_settings(dsn, settings),
             embedder=embedder,
-            scope=Scope.from_root(crawl.root_url),
+            start_scope=scope,
             render=render,
             render_wait_until=settings.get("DOCSBOT_RENDER_WAIT_UNTIL"),
             label=label,
             gone_statuses=gone,
             skip_statuses=skip,
             changes_keep=changes_keep,
+            credentials=credentials,
         )
         if settings.getint("DOCSBOT_CRAWL_EMBED_WORKERS", 1) > 0:
             context.vectors = RunVectors(dsn, embedder, settings, version, label)
@@ -122,17 +132,17 @@ def set_up(crawler: Crawler, args: CrawlArguments) -> RunSetup:
             lock.close()
         raise
     logger.info(
-        "%s of %s from %s (scope %s%s, max_depth=%s, max_pages=%s, prune=%s, render=%s%s)",
+        "%s of %s from %s (scope %s, max_depth=%s, max_pages=%s, prune=%s, render=%s%s%s)",
         args.mode,
         context.label,
         crawl.root_url,
-        context.scope.netloc,
-        context.scope.path_prefix,
+        scope.describe(),
         crawl.max_depth,
         crawl.max_pages,
         crawl.prune,
         crawl.render if render.all_pages or not render.enabled else "DOCSBOT_RENDER_URLS",
         ", network=public" if crawl.network == "public" else "",
+        f", private docs: headers {credentials.describe()}" if credentials is not None else "",
     )
     assert lock is not None
     return RunSetup(context, dsn, lock)
@@ -170,6 +180,30 @@ def local_root(settings: BaseSettings, crawl: CrawlSettings, version: store.Vers
     )
     logger.info("the archive %s", unpacked.message)
     return replace(crawl, root_url=unpacked.folder_url)
+
+
+def crawl_scope(crawl: CrawlSettings) -> Scope:
+    """The scope the run starts with (:meth:`~docsbot.arguments.CrawlSettings.crawl_scope`). Raises
+    :class:`SpiderArgumentError` for a stored pattern that no longer reads (the database edited by hand)."""
+    try:
+        return crawl.crawl_scope()
+    except ValueError as exc:
+        raise SpiderArgumentError(f"the version's stored scope: {exc}") from None
+
+
+def private_docs(crawl: CrawlSettings, render: RenderPolicy) -> Credentials | None:
+    """The private docs' headers, read from the environment now, before anything is fetched
+    (:meth:`~docsbot.arguments.CrawlSettings.credentials`; the process's environment is where Scrapyd and Scrapy
+    Cloud put secrets, and the variable names are the user's, so no setting can declare them). Raises
+    :class:`SpiderArgumentError` for a variable that is not set, or with rendering: a browser follows redirects
+    and loads a page's resources on its own, where the headers cannot be held to the root's host."""
+    credentials = crawl.credentials(os.environ)
+    if credentials is not None and render.enabled:
+        raise SpiderArgumentError(
+            "private docs (-a headers, -a http_auth) are not rendered (a browser would carry the headers wherever the "
+            "page leads): drop -a render=js and DOCSBOT_RENDER_URLS for this crawl"
+        )
+    return credentials
 
 
 def guard_network(settings: BaseSettings, crawl: CrawlSettings) -> None:

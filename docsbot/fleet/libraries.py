@@ -17,14 +17,25 @@
     sitemap = "https://docs.python.org/3.11/sitemap.xml"
     min_recheck = "12h"
     freshness = "http"              # skip pages whose last response is still fresh (RFC 9111 §4.2)
+    scope = "host"                  # prefix (the root's directory, the default), host or domain
+    include = ["/3.11/*", "/api/*"] # patterns (a list, or one comma-separated string); exclude wins
+    exclude = ["*/changelog/*", "/whatsnew/[0-9.]+/"]   # a glob, and a /regex/
     gone_statuses = [403, 404, 410] # DOCSBOT_GONE_STATUSES for this site
     host_concurrency = 4            # the most concurrent requests the fleet sends its host (default 8)
     settings = { DOCSBOT_RENDER_URLS = "/api/" }   # any other Scrapy or docsbot setting of its runs (-s)
 
+    [[library]]
+    name = "handbook"                               # private docs (never rendered)
+    url = "https://docs.internal.example/handbook/"
+    headers = { PRIVATE-TOKEN = "$DOCS_TOKEN" }     # header = the environment variable that holds its value
+    http_auth = "$DOCS_USER:$DOCS_PASSWORD"         # basic credentials, from two variables
+
 Everything is checked before anything runs: :func:`load` raises :class:`LibrariesFileError` naming the file, the
 entry (its position and ``name@version``) and the field, for a file that is not TOML, a name or version that is not
 one (:mod:`docsbot.names`), an unknown field, a value of the wrong kind, a spider argument the spider would refuse, or
-two entries for one version.
+two entries for one version. A private docs host's secrets are never in the file: ``headers`` and ``http_auth`` name
+the environment variables that hold them (the environment of ``docsbot sync`` or the scheduler, which its crawls
+inherit, or of the Scrapyd nodes).
 """
 
 from __future__ import annotations
@@ -47,7 +58,11 @@ __all__ = ["DEFAULT_FILE", "FRESHNESS", "LibrariesFileError", "LibraryEntry", "l
 
 DEFAULT_FILE = "libraries.toml"
 FRESHNESS = ("validators", "http")  # validators: every stored page revalidated (default); http: RFC 9111 freshness
-_SPIDER_ARGS = ("max_depth", "max_pages", "prune", "render", "sitemap", "min_recheck")
+_SPIDER_ARGS = (
+    "max_depth", "max_pages", "prune", "render", "sitemap", "min_recheck", "scope", "include", "exclude", "headers",
+    "http_auth",
+)  # fmt: skip
+_LISTS = ("include", "exclude", "headers")  # a TOML array of strings, or one comma-separated string
 _FIELDS = {
     "name", "version", "url", "refresh", "freshness", "gone_statuses", "settings", "host_concurrency", *_SPIDER_ARGS
 }  # fmt: skip
@@ -173,10 +188,7 @@ def _entry(item: dict[str, Any], where: str) -> LibraryEntry:
     args: dict[str, str] = {}
     for name_ in _SPIDER_ARGS:
         if name_ in item:
-            value = item[name_]
-            if isinstance(value, bool) or not isinstance(value, str | int):
-                raise LibrariesFileError(f"{where}: {name_}: a string or an integer, got {value!r}")
-            args[name_] = str(value)
+            args[name_] = _argument(name_, item[name_], where)
     try:
         parsed = CrawlArguments.parse(url=url, library=name, version=version, mode="full", **args)
     except SpiderArgumentError as exc:
@@ -211,3 +223,19 @@ def _entry(item: dict[str, Any], where: str) -> LibraryEntry:
     if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or budget < 1):
         raise LibrariesFileError(f"{where}: host_concurrency: a number of requests, at least 1, got {budget!r}")
     return LibraryEntry(name.strip(), version, parsed.url or url, interval, freshness, statuses, args, settings, budget)
+
+
+def _argument(name: str, value: Any, where: str) -> str:
+    """A spider argument of an entry as the ``-a`` string its crawls get: a string or an integer; for ``include``,
+    ``exclude`` and ``headers`` also an array of strings (joined with commas), and for ``headers`` a table of header
+    names and ``$VARIABLE`` references. A value of the wrong kind is named by its kind only, never shown (``headers``
+    may hold a secret given by mistake)."""
+    if name == "headers" and isinstance(value, dict):
+        value = [f"{header}={reference}" for header, reference in value.items()]
+    if name in _LISTS and isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return ",".join(value)
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        kinds = "a string or an array of strings" if name in _LISTS else "a string or an integer"
+        kinds = "a table of header names and $VARIABLE references, or " + kinds if name == "headers" else kinds
+        raise LibrariesFileError(f"{where}: {name}: {kinds}, got {type(value).__name__}")
+    return str(value)

@@ -11,7 +11,8 @@ connection pool warm. Its tools, over stdio (what desktop clients launch) or Str
 - ``get_page(url, section=None)``: a page's stored Markdown, or one section of it by anchor; no network request;
 - ``get_changes(library, version=None, since=None, diffs=False)``: what the library's refreshes changed;
 - ``diff_versions(library, old_version, new_version)``: names added, removed and changed between two versions;
-- ``refresh_library(library, version=None)``, ``get_run(run_id)``, ``index_library(url, library, version, refresh)``,
+- ``refresh_library(library, version=None)``, ``get_run(run_id)``, ``index_library(url, library, version, refresh,
+  max_pages, max_depth, scope, include, exclude)``,
   ``remove_library(library, version)``, ``list_runs(library, version, limit)`` and ``cancel_run(run_id)``: only with
   ``--allow-refresh`` (writes allowed). A refresh is ``scrapy crawl docs -a mode=refresh`` started as a child
   process, or a job scheduled on Scrapyd when ``SCRAPYD_URL`` is set: there is one refresh path.
@@ -312,13 +313,35 @@ def build_server(index: DocsIndex, token: str | None = None, base_url: str = "ht
             max_depth: Annotated[
                 int | None, Field(ge=0, description="follow links at most this deep; default and cap: the server's")
             ] = None,
+            scope: Annotated[
+                Literal["prefix", "host", "domain"] | None,
+                Field(
+                    description="how far from the URL: prefix (default: its directory, after its redirects), host "
+                    "(any path of its host), domain (every host of its registrable domain)"
+                ),
+            ] = None,
+            include: Annotated[
+                list[Annotated[str, Field(max_length=MAX_URL_CHARS)]] | None,
+                Field(
+                    max_length=50,
+                    description="only URLs matching one of these: globs on the URL ('/guide/*', '*/api/*'; '*' "
+                    "matches '/' too) or /regex/",
+                ),
+            ] = None,
+            exclude: Annotated[
+                list[Annotated[str, Field(max_length=MAX_URL_CHARS)]] | None,
+                Field(max_length=50, description="never URLs matching one of these (wins over include), as include"),
+            ] = None,
         ) -> RefreshResult:
-            """Index a new library version from its docs' root URL (only pages under that URL's directory are
-            crawled; only public addresses, unless the server allows more). Returns at once with a run_id; poll
-            get_run. Optionally keep it fresh on a schedule."""
+            """Index a new library version from its docs' root URL (by default only pages under that URL's
+            directory are crawled; scope, include and exclude shape that; only public addresses, unless the server
+            allows more). Returns at once with a run_id; poll get_run. Optionally keep it fresh on a schedule."""
             return await _call(
-                lambda: index.index(url, library, version, refresh, max_pages=max_pages, max_depth=max_depth)
-            )
+                lambda: index.index(
+                    url, library, version, refresh, max_pages=max_pages, max_depth=max_depth, scope=scope,
+                    include=include, exclude=exclude,
+                )
+            )  # fmt: skip
 
         @_tool(server, ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False))
         async def remove_library(

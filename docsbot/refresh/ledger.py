@@ -24,8 +24,10 @@ redirect to new URL      moved to the final URL (no twin)   200/304 rules at the
 - Requests go to URLs the site linked, redirected to, named canonical or listed in a sitemap (no invented URL);
   one page reached under two URLs (``dir/`` and ``dir/index.html``: :func:`docsbot.urls.page_key`) is requested
   and stored once.
-- Deletions (gone pages, pruned orphans) happen only at the end of a run that completed and whose root
-  answered, and never more than ``mass_delete_share`` of the version's pages unless allowed.
+- The crawl stays in its :class:`~docsbot.urls.Scope`, taken from where the root's redirects lead
+  (:meth:`~RefreshLedger.redirect_hop`); the root itself is always requested.
+- Deletions (gone pages, stored pages now out of the scope, pruned orphans) happen only at the end of a run that
+  completed and whose root answered, and never more than ``mass_delete_share`` of the version's pages unless allowed.
 """
 
 from __future__ import annotations
@@ -153,12 +155,14 @@ class Resolution:
 @dataclass
 class DeletionPlan:
     """What the end of a run deletes: ``delete`` (page id → reason), of which ``orphans`` were stored pages no
-    longer linked from the root; ``refused``: pages that would have gone but the mass-deletion guard kept;
-    ``kept``: gone pages kept because the run did not complete (``completed`` false: it did not, or its root
-    did not answer)."""
+    longer linked from the root and ``out_of_scope`` stored pages the run's scope no longer covers (a narrower
+    ``-a scope``, an ``-a exclude``, a root that now redirects elsewhere); ``refused``: pages that would have gone
+    but the mass-deletion guard kept; ``kept``: gone pages kept because the run did not complete (``completed``
+    false: it did not, or its root did not answer)."""
 
     delete: dict[int, str] = field(default_factory=dict)
     orphans: dict[int, str] = field(default_factory=dict)
+    out_of_scope: dict[int, str] = field(default_factory=dict)
     refused: int = 0
     kept: int = 0
     completed: bool = True
@@ -311,14 +315,13 @@ class RefreshLedger:
         redirects to ``/Guides/Testing/``) and ``target`` was requested already this run (a refresh's seed): the
         hop would fetch the page a second time and count it twice; ``target`` is recorded as linked from
         ``origin`` instead. Followed, ``target`` counts as requested, so that its own seed or link does not
-        request it again."""
+        request it again. A hop of the root's is always followed, and the scope is taken from there
+        (:meth:`root_moved`)."""
         key, origin_key = page_key(target), page_key(origin)
         if key == origin_key:
             return True
-        if origin_key in self.root_keys and target in self.scope:  # the root lives there now
-            self.root_keys.add(key)
-            if key in self.answered_keys:  # its own request (a refresh's seed) answered first
-                self.root_answered = True
+        if origin_key in self.root_keys:
+            self.root_moved(target)
         if key in self.requested and origin_key not in self.pages:
             self.links_of.setdefault(origin_key, []).append((target,))
             self.linked.add(key)
@@ -326,6 +329,17 @@ class RefreshLedger:
         if target in self.scope:
             self.requested.add(key)
         return True
+
+    def root_moved(self, target: str) -> None:
+        """The root's request was redirected to ``target`` (an HTTP redirect, or a browser's navigation): the root
+        lives there now, and the crawl's scope is taken from there (:meth:`docsbot.urls.Scope.rebased`: ``…/python``
+        redirecting to ``…/python/3.12/`` crawls ``/python/3.12/``)."""
+        key = page_key(target)
+        self.root_keys.add(key)
+        if page_key(self.scope.base or self.root_url) != key:
+            self.scope = self.scope.rebased(target)
+        if key in self.answered_keys:  # its own request (a refresh's seed) answered first
+            self.root_answered = True
 
     def validators_for(self, url: str) -> tuple[str | None, str | None] | None:
         """What to send to ``url`` reached by a redirect: its own stored validators when it is a stored page
@@ -478,15 +492,18 @@ class RefreshLedger:
         return reached
 
     def orphans(self) -> dict[int, str]:
-        """Stored pages that still answer but were not reached through links from the root this run (empty when
-        ``max_pages`` truncated the crawl: then nothing can be told)."""
+        """Stored pages in the scope that still answer but were not reached through links from the root this run
+        (empty when ``max_pages`` truncated the crawl: then nothing can be told)."""
         if self.truncated:
             return {}
         reached = self.reachable()
         return {
             page.id: page.url
             for key, page in self.pages.items()
-            if key not in reached and page.id not in self.gone_pages and page.id not in self.moved
+            if key not in reached
+            and page.id not in self.gone_pages
+            and page.id not in self.moved
+            and page.url in self.scope  # one out of the scope is not an orphan: it goes whatever prune says
         }
 
     def deletion_plan(
@@ -499,11 +516,22 @@ class RefreshLedger:
             return DeletionPlan(kept=len(self.gone_pages), completed=False)
         orphans = self.orphans()
         doomed = dict(self.gone_pages)
+        left = self.out_of_scope()
+        doomed.update((page_id, f"{url} (out of scope: {self.scope.describe()})") for page_id, url in left.items())
         if prune == "orphans":
             doomed.update((page_id, f"{url} (orphan)") for page_id, url in orphans.items() if page_id not in doomed)
         if len(doomed) > mass_delete_share * max(len(self.pages), 1) and not allow_mass_delete:
-            return DeletionPlan(orphans=orphans, refused=len(doomed))
-        return DeletionPlan(delete=doomed, orphans=orphans)
+            return DeletionPlan(orphans=orphans, out_of_scope=left, refused=len(doomed))
+        return DeletionPlan(delete=doomed, orphans=orphans, out_of_scope=left)
+
+    def out_of_scope(self) -> dict[int, str]:
+        """Stored pages (page id → URL) the run's scope does not cover (never requested this run), less those gone or
+        moved already."""
+        return {
+            page.id: page.url
+            for page in self.pages.values()
+            if page.url not in self.scope and page.id not in self.gone_pages and page.id not in self.moved
+        }
 
     def checked_pages(self, plan: DeletionPlan) -> list[int]:
         """Stored pages to mark as checked this run: those that answered, less those deleted."""

@@ -94,6 +94,11 @@ class LibraryVersion(BaseModel):
     library: str
     version: str = Field(description="'' for a library indexed without a version")
     root_url: str
+    scope: str | None = Field(
+        None,
+        description="what its crawls cover, from the root: 'prefix HOST/DIR/' (the root's directory), 'host HOST' or "
+        "'domain DOMAIN', then its include and exclude patterns (the root's redirects may move it at each run)",
+    )
     pages: int
     chunks: int = Field(description="chunks of the pages' text (what BM25 and the vectors search)")
     definitions: int = Field(0, description="definitions embedded on their own (found by vector, beside the chunks)")

@@ -130,7 +130,11 @@ class PageReading(IndexCore):
     def _not_stored(self, conn: psycopg.Connection, url: str) -> str:
         versions = store.list_versions(conn)
         for v in versions:
-            if url in Scope.from_root(v.root_url):
+            try:
+                inside = url in Scope.of_version(v.root_url, v.settings)
+            except ValueError:
+                inside = False
+            if inside:
                 return (
                     f"{url} is not stored in {version_label(v.library, v.name)}: it was not reached by the last "
                     "crawl (out of depth, not linked, or gone); search finds the pages that are"

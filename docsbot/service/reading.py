@@ -23,7 +23,7 @@ from docsbot.service.models import (
 )
 from docsbot.service.runs import iso, run_info
 from docsbot.service.states import version_status
-from docsbot.urls import without_credentials
+from docsbot.urls import Scope, without_credentials
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -341,6 +341,7 @@ class Reading(IndexCore):
                     status=status,
                     status_reason=reason,
                     root_url=without_credentials(row["root_url"]),
+                    scope=_scope(row["root_url"], row["settings"]),
                     pages=row["pages"],
                     chunks=row["chunks"],
                     definitions=row["definitions"],
@@ -400,3 +401,12 @@ class Reading(IndexCore):
                 for row in rows
             ]
         )
+
+
+def _scope(root_url: str, settings: dict[str, Any] | None) -> str | None:
+    """What a version's crawls cover, in one line (:meth:`docsbot.urls.Scope.describe`); ``None`` for stored settings
+    that no longer read."""
+    try:
+        return Scope.of_version(without_credentials(root_url), settings).describe()
+    except ValueError:
+        return None

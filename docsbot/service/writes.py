@@ -130,10 +130,16 @@ class Writing(IndexCore):
         *,
         max_pages: int | None = None,
         max_depth: int | None = None,
+        scope: str | None = None,
+        include: str | list[str] | None = None,
+        exclude: str | list[str] | None = None,
     ) -> RefreshResult:
         """Start a full index of the docs at ``url`` as ``library`` (default: the URL's host) ``version``, on a
         network caller's behalf; with ``refresh`` (a duration: ``1d``, ``12h``), the version is then refreshed on
-        that schedule (``docsbot scheduler``). Returns at once.
+        that schedule (``docsbot scheduler``). Returns at once. ``scope`` (``prefix``, ``host``, ``domain``),
+        ``include`` and ``exclude`` (patterns: a list, or one comma-separated string) are the spider's arguments of
+        those names (:class:`docsbot.arguments.CrawlArguments`), stored with the version for its refreshes. A
+        network caller gives no private docs headers: they would name the server's own environment variables.
 
         The crawl and every later run of the version connect only to public addresses and those the server allows
         (``-a network=public``, :mod:`docsbot.network`); ``url``'s host is checked here first, on its resolved
@@ -164,7 +170,9 @@ class Writing(IndexCore):
         if has_credentials(root):  # before the spider's own check, which names -a arguments
             raise Invalid("a root URL with a user name or password is not indexed from the network: pass it without")
         try:
-            args = CrawlArguments.parse(url=url, library=library, version=version, mode="full")
+            args = CrawlArguments.parse(
+                url=url, library=library, version=version, mode="full", scope=scope, include=include, exclude=exclude
+            )
             interval = parse_duration(refresh) if refresh else None
         except (SpiderArgumentError, ValueError) as exc:
             raise Invalid(str(exc).replace("-a ", "")) from None
@@ -175,6 +183,14 @@ class Writing(IndexCore):
         label = version_label(args.library, args.version)
         limits = {"max_pages": max_pages or page_cap, "max_depth": depth_cap if max_depth is None else max_depth}
         run = {"network": "public", **{k: str(v) for k, v in limits.items()}}
+        # what the crawl covers: stored with the version as a crawl stores it, passed to the crawl as -a strings
+        shape = {
+            "scope": args.scope or "prefix",
+            "include": list(args.include or ()),
+            "exclude": list(args.exclude or ()),
+        }
+        run.update({"scope": args.scope} if args.scope else {})
+        run.update((key, ",".join(shape[key])) for key in ("include", "exclude") if shape[key])
         with self._refresh_lock:
             with self.connection() as conn:
                 store.migrate(conn)  # a write: the schema may be new (or behind) here
@@ -182,7 +198,7 @@ class Writing(IndexCore):
                 if existing is not None and store.has_pages(conn, existing.id):
                     root = without_credentials(existing.root_url)
                     raise Invalid(f"{label} is already indexed (from {root}); refresh it instead")
-                settings = {**limits, "prune": "none", "render": "none", "network": "public"}
+                settings = {**limits, "prune": "none", "render": "none", "network": "public", **shape}
                 fleet_store.declare_version(
                     conn, args.library, args.version, args.url, settings, interval, "mcp", {"args": run}
                 )
@@ -194,7 +210,8 @@ class Writing(IndexCore):
                     raise Invalid(f"{label} cannot be indexed now ({held}); try again later")
             message = self._start(launch)
         schedule = f"; then refreshed every {refresh}" if interval else ""
-        bounds = f" (at most {limits['max_pages']} pages, {limits['max_depth']} links deep)"
+        bounds = f" (at most {limits['max_pages']} pages, {limits['max_depth']} links deep"
+        bounds += f"; scope {args.scope})" if args.scope and args.scope != "prefix" else ")"
         return RefreshResult(
             run_id=launch.run_id,
             library=target.library,

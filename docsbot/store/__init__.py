@@ -77,6 +77,7 @@ from docsbot.store.versions import (
     list_versions,
     lock_version,
     running_version_ids,
+    update_version_settings,
     upsert_version,
     version_label,
 )
@@ -131,6 +132,7 @@ __all__ = [
     "search",
     "symbol_diff",
     "symbol_keys",
+    "update_version_settings",
     "upsert_version",
     "version_label",
     "vector_indexes",

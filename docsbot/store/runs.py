@@ -29,7 +29,7 @@ __all__ = [
 
 def version_overview(conn: psycopg.Connection, runs: int = 3) -> list[dict[str, Any]]:
     """Per version, by library and version name (``docsbot status`` and the MCP server's ``list_libraries``):
-    ``id, library, version, root_url, embedding_model, pages, chunks, definitions, vectors`` (chunks and
+    ``id, library, version, root_url, settings, embedding_model, pages, chunks, definitions, vectors`` (chunks and
     definitions with a vector), ``waiting`` (those without one: the version's embedding queue),
     ``last_updated`` (latest ``pages.updated_at``), ``last_changed`` (latest ``pages.content_changed_at``: when
     text of it last changed), ``last_checked`` (latest ``pages.last_checked_at``: when a run last found a page of
@@ -43,7 +43,7 @@ def version_overview(conn: psycopg.Connection, runs: int = 3) -> list[dict[str, 
     with conn.cursor(row_factory=dict_row) as cur:
         versions = cur.execute(
             """
-            SELECT v.id, l.name AS library, v.name AS version, v.root_url, v.embedding_model,
+            SELECT v.id, l.name AS library, v.name AS version, v.root_url, v.settings, v.embedding_model,
                    v.refresh_interval, v.next_due_at, v.failures, v.last_error,
                    counts.pages, counts.chunks, counts.definitions, counts.vectors, counts.last_updated,
                    counts.last_changed, counts.last_checked,

@@ -27,6 +27,7 @@ __all__ = [
     "list_versions",
     "lock_version",
     "running_version_ids",
+    "update_version_settings",
     "upsert_version",
     "version_label",
 ]
@@ -92,6 +93,19 @@ def upsert_version(
             (version, root_url, Jsonb(settings), library),
         )
     found = find_version(conn, library, version)
+    assert found is not None
+    return found
+
+
+def update_version_settings(conn: psycopg.Connection, version: VersionRow, settings: dict[str, Any]) -> VersionRow:
+    """Merge ``settings`` into the version's stored crawl settings (``versions.settings``, the keys given replaced,
+    the others kept); returns the version as it now is."""
+    with conn.transaction():
+        conn.execute(
+            "UPDATE versions SET settings = coalesce(settings, '{}'::jsonb) || %s WHERE id = %s",
+            (Jsonb(settings), version.id),
+        )
+    found = find_version(conn, version.library, version.name)
     assert found is not None
     return found
 

@@ -206,7 +206,9 @@ class Pages:
         return View(result, "changes.html", title=f"Changes · {label}", result=result, label=label)
 
     async def write(self, request: Request) -> Response:
-        """POST /libraries/refresh and /libraries/remove: forms with library, version and the CSRF token."""
+        """POST /libraries/refresh and /libraries/remove (forms with library, version and the CSRF token), and
+        /libraries/index (url, library, version, scope, include, exclude: what the service's ``index`` takes from a
+        network caller, patterns comma-separated)."""
         form = await request.form(max_files=0, max_fields=MAX_FORM_FIELDS)
         given = str(form.get("csrf", "")).encode("utf-8", "replace")
         if not hmac.compare_digest(given, self.csrf.encode()) or not _same_origin(request):
@@ -217,6 +219,23 @@ class Pages:
         version = form.get("version")
         version = None if version is None or form.get("all") else str(version)
         action = request.path_params["action"]
+        if action == "index":
+
+            def field(name: str) -> str | None:
+                return str(form.get(name) or "").strip() or None
+
+            try:
+                result = await self.call(
+                    lambda: self.index.index(
+                        str(form.get("url", "")), field("library"), field("version") or "", field("refresh"),
+                        scope=field("scope"), include=field("include"), exclude=field("exclude"),
+                    )
+                )  # fmt: skip
+            except FAILURES as exc:
+                return self.failure(request, exc, False)
+            return RedirectResponse(f"/runs/{urllib.parse.quote(result.run_id or '')}", status_code=303)
+        if action not in ("refresh", "remove"):
+            return await self.not_found(request, LookupError(action))
         if action == "refresh":
             try:
                 result = await self.call(self.index.refresh, library, version)
