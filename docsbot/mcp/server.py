@@ -37,7 +37,8 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotations
 from psycopg_pool import PoolTimeout
 from pydantic import Field, ValidationError
 
@@ -68,7 +69,7 @@ if TYPE_CHECKING:
 
     from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
     from mcp.server.mcpserver import Context
-    from mcp_types import InputRequiredResult
+    from mcp_types import GetPromptResult, InputRequiredResult
 
 __all__ = [
     "MAX_NAME_CHARS",
@@ -133,6 +134,15 @@ class DocsbotServer(MCPServer):
                 raise
             schema = next((t.input_schema for t in await self.list_tools() if t.name == name), {})
             raise ToolError(f"Error executing tool {name}: {bad_arguments(exc.__cause__, schema)}") from exc.__cause__
+
+    async def get_prompt(
+        self, name: str, arguments: dict[str, Any] | None = None, context: Context[Any, Any] | None = None
+    ) -> GetPromptResult | InputRequiredResult:
+        """An unknown prompt is a JSON-RPC error (invalid params), as an unknown resource is: the SDK raises a plain
+        ``ValueError`` for it, which its dispatcher logs with a traceback as a server failure."""
+        if self._prompt_manager.get_prompt(name) is None:
+            raise MCPError(INVALID_PARAMS, f"Unknown prompt: {name[:MAX_NAME_CHARS]!r} (see prompts/list)")
+        return await super().get_prompt(name, arguments, context)
 
 
 def _tool(server: MCPServer, annotations: ToolAnnotations) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
