@@ -516,6 +516,15 @@ class DocsbotSettings(BaseSettings):
         "... and follows links at most this many hops deep.",
         ge=0,
     )
+    DOCSBOT_NETWORK_MIN_REFRESH_HOURS: float = _setting(
+        1.0, "Network", "The shortest refresh interval a network caller may give `index_library`.", gt=0
+    )
+    DOCSBOT_NETWORK_MAX_VERSIONS: int = _setting(
+        50, "Network", "How many versions network callers may have indexed in all (removing one makes room).", ge=0
+    )
+    DOCSBOT_NETWORK_MAX_TOTAL_PAGES: int = _setting(
+        100000, "Network", "... and how many pages those versions may request in all (each its max_pages).", ge=0
+    )
 
     # --- Serving ---
     DOCSBOT_MCP_TOKEN: str = _setting(

@@ -23,10 +23,12 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 from starlette.testclient import TestClient
 
+from docsbot.config import ProjectSettings
 from docsbot.mcp.server import build_server
+from docsbot.service import DocsIndex
 from docsbot.web import build_app
 from tests.conftest import docsbot_env
-from tests.test_mcp import HttpServer, answer, http_session
+from tests.test_mcp import HttpServer, answer, error, http_session
 from tests.test_web import Serve, get
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -187,6 +189,67 @@ def test_memory_stays_flat_under_a_flood_of_initialize_requests(database_url, tm
     report = json.loads(bench.stdout)
     assert report["statuses"] == {"200": 600} and report["newcomer"] == 200
     assert report["growth_mb"] < 20, report
+
+
+# --- bounded work from index_library ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def writer(database_url, docsite, tmp_path):
+    """An MCP client of a server allowed to write (in this process, on a real database); the crawls its tools would
+    start are recorded, not run. The network limits are small: 100 pages a crawl, 3 versions and 250 pages in all."""
+    conf = ProjectSettings(
+        "docsbot.settings",
+        {"DOCSBOT_DATA_DIR": str(tmp_path / "data"), "DOCSBOT_NETWORK_MAX_PAGES": 100, "DOCSBOT_HOST_CONCURRENCY": 64,
+         "DOCSBOT_NETWORK_MAX_VERSIONS": 3, "DOCSBOT_NETWORK_MAX_TOTAL_PAGES": 250},
+    )  # fmt: skip
+    index = DocsIndex(conf, database_url, None, allow_writes=True, allowed_networks="127.0.0.1")
+    index.launcher.start = lambda launch: f"recorded {launch.mode} of {launch.version.library}"
+    index.open(warm_up=False)
+    try:
+        yield build_server(index), docsite.url
+    finally:
+        index.close()
+
+
+def test_index_library_has_a_floor_on_the_refresh_interval_and_bounds_on_versions_and_pages(writer, db):
+    server, site = writer
+
+    async def main() -> None:
+        async with Client(server) as mcp:
+
+            async def index(**arguments: Any) -> Any:
+                return await mcp.call_tool("index_library", arguments)
+
+            root = f"{site}/docs/index.html"
+            for every in ("1s", "59m"):  # the review's 1s: refreshed five times by one `docsbot sync --due`
+                assert f"refresh must be at least 1h on this server, got '{every}'" in error(
+                    await index(url=root, library="a", refresh=every)
+                )
+            assert answer(await index(url=root, library="a", refresh="1h"))["started"]
+            # one version per root URL (and scope), under whatever name
+            for name, version in (("b", ""), ("a", "2")):
+                text = error(await index(url=root, library=name, version=version))
+                assert text.endswith(f"{root} is already indexed as a: search or refresh that one"), text
+            assert answer(await index(url=f"{site}/docs/guide.html", library="b"))["started"]
+            # pages: 200 of 250 requested; 100 more would pass it
+            text = error(await index(url=f"{site}/docs/api.html", library="c"))
+            assert "may request 200 of this server's 250 pages: pass max_pages=50 or less" in text
+            assert answer(await index(url=f"{site}/docs/api.html", library="c", max_pages=50))["started"]
+            # versions: 3 of 3
+            text = error(await index(url=f"{site}/docs/deep.html", library="d", max_pages=1))
+            assert "this server holds 3 versions indexed by callers, its limit: remove one first" in text
+            assert answer(await mcp.call_tool("remove_library", {"library": "c"}))["removed"][0]["version"] == "c"
+            assert answer(await index(url=f"{site}/docs/deep.html", library="d", max_pages=1))["started"]
+
+    anyio.run(main)
+    rows = db.execute(
+        "SELECT l.name, v.refresh_interval, v.settings->>'max_pages' FROM versions v "
+        "JOIN libraries l ON l.id = v.library_id ORDER BY l.name"
+    ).fetchall()
+    assert [(name, str(every), pages) for name, every, pages in rows] == [
+        ("a", "1:00:00", "100"), ("b", "None", "100"), ("d", "None", "1"),
+    ]  # fmt: skip
 
 
 # --- sessions of the web pages, /login ----------------------------------------------------------------------------

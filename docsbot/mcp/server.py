@@ -314,7 +314,12 @@ def build_server(index: DocsIndex, token: str | None = None, base_url: str = "ht
             library: Annotated[Name, Field(description="its name; default: the URL's host")] = None,
             version: Annotated[str, Field(max_length=MAX_NAME_CHARS, description="e.g. 3.11; '' for none")] = "",
             refresh: Annotated[
-                str | None, Field(max_length=16, description="refresh it on this schedule: 1d, 12h, 2w; default never")
+                str | None,
+                Field(
+                    max_length=16,
+                    description="refresh it on this schedule: 1d, 12h, 2w (at least the server's floor, 1h by "
+                    "default); default never",
+                ),
             ] = None,
             max_pages: Annotated[
                 int | None, Field(ge=1, description="request at most this many pages; default and cap: the server's")
@@ -325,7 +330,8 @@ def build_server(index: DocsIndex, token: str | None = None, base_url: str = "ht
         ) -> RefreshResult:
             """Index a new library version from its docs' root URL (only pages under that URL's directory are
             crawled; only public addresses, unless the server allows more). Returns at once with a run_id; poll
-            get_run. Optionally keep it fresh on a schedule."""
+            get_run. Optionally keep it fresh on a schedule. A root URL already indexed (under any name) is an
+            error naming that version; the server bounds how many versions and pages callers may index."""
             return await _call(
                 lambda: index.index(url, library, version, refresh, max_pages=max_pages, max_depth=max_depth)
             )
