@@ -516,15 +516,39 @@ class DocsbotSettings(BaseSettings):
         "... and follows links at most this many hops deep.",
         ge=0,
     )
+    DOCSBOT_NETWORK_MIN_REFRESH_HOURS: float = _setting(
+        1.0, "Network", "The shortest refresh interval a network caller may give `index_library`.", gt=0
+    )
+    DOCSBOT_NETWORK_MAX_VERSIONS: int = _setting(
+        50, "Network", "How many versions network callers may have indexed in all (removing one makes room).", ge=0
+    )
+    DOCSBOT_NETWORK_MAX_TOTAL_PAGES: int = _setting(
+        100000, "Network", "... and how many pages those versions may request in all (each its max_pages).", ge=0
+    )
 
     # --- Serving ---
     DOCSBOT_MCP_TOKEN: str = _setting(
         "",
         "Serving",
-        "The shared token of `docsbot serve` and `docsbot mcp --http`: required to bind anything but loopback, and "
-        "then every request carries it (`Authorization: Bearer …`, or a `/login` session). Unset: loopback only. "
-        "Never passed to the crawls a server starts, never logged.",
+        "The shared token of `docsbot serve` and `docsbot mcp --http`: required to bind anything but loopback or to "
+        "allow writes, and then every request carries it (`Authorization: Bearer …`, or a `/login` session). Unset: "
+        "read-only, loopback only. Never passed to the crawls a server starts, never logged.",
         repr=False,
+    )
+    DOCSBOT_MCP_MAX_SESSIONS: int = _setting(
+        256,
+        "Serving",
+        "MCP sessions open at once over HTTP; past it, the least recently used idle one is closed.",
+        ge=1,
+    )
+    DOCSBOT_MCP_SESSIONS_PER_CLIENT: int = _setting(
+        32, "Serving", "... and per client address (an IPv6 client's /64), the same way.", ge=1
+    )
+    DOCSBOT_MCP_SESSION_IDLE_TIMEOUT: float = _setting(
+        600.0,
+        "Serving",
+        "Seconds an MCP session without a request in flight lives (its client then opens another).",
+        gt=0,
     )
 
     # --- Web pages ---

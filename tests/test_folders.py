@@ -470,12 +470,12 @@ def test_network_callers_may_not_index_a_folder_or_an_archive_over_mcp_or_the_we
             await refused(session)
 
     anyio.run(over_stdio)
-    server = Serve(env, tmp_path / "serve.log", "--allow-writes")
+    server = Serve({**env, "DOCSBOT_MCP_TOKEN": "tok"}, tmp_path / "serve.log", "--allow-writes")
     try:
         url = server.wait_ready()
 
         async def over_http() -> None:
-            async with http_session(f"{url}/mcp") as session:
+            async with http_session(f"{url}/mcp", token="tok") as session:
                 await refused(session)
 
         anyio.run(over_http)

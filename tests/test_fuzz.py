@@ -1,9 +1,13 @@
 """Property-based (hypothesis): whatever a caller sends, docsbot's server answers with a status it means, never a 500
 or a traceback, and in bounded time.
 
-Generated query strings, form bodies and headers go to every page and JSON twin of ``docsbot serve``'s app;
-generated arguments go to every MCP tool (writes allowed, so the write tools' checks are exercised too; the crawls
-they would start are recorded, not run), and generated JSON-RPC bodies to the ``/mcp`` endpoint. All in one process
+Generated query strings, form bodies and headers go to every page and JSON twin of ``docsbot serve``'s app, from
+many client addresses (so that the failed-token limit answers 429 only now and then); generated arguments go to every
+MCP tool (writes allowed, so the write tools' checks are exercised too; the crawls they would start are recorded, not
+run), generated calls of the write tools go to ``/mcp`` over HTTP in a session, with the token, a wrong one or none,
+and generated JSON-RPC bodies to the ``/mcp`` endpoint. Library and version names include control characters
+(an ANSI escape, a newline), format characters (a right-to-left override), HTML and path tricks (``a/../b``). All in
+one process
 against a real index (a site crawled by ``scrapy crawl docs`` into a real PostgreSQL), so that tens of thousands of
 requests take minutes. ``DOCSBOT_FUZZ_REQUESTS`` (default 10,000) is the total; the count is printed.
 """
@@ -37,10 +41,15 @@ _PATH = string.ascii_letters + string.digits + string.punctuation  # what an HTT
 
 PAGES = ["/", "/search.json", "/libraries", "/libraries.json", "/page", "/page.json", "/changes", "/changes.json",
          "/changes.atom", "/login", "/logout", "/static/docsbot.js", "/static/../settings.py", "/runs/1",
-         "/runs/1.json", "/runs/run-x.json", "/nowhere", "/libraries/refresh", "/libraries/remove"]  # fmt: skip
+         "/runs/1.json", "/runs/run-x.json", "/nowhere", "/libraries/refresh", "/libraries/remove",
+         "/docs/a%2F..%2Fb/llms.txt", "/docs/%1B%5B31m@1/llms-full.txt", "/docs/%E2%80%AEx/llms.txt",
+         "/changes.atom?library=%1B%5B31m"]  # fmt: skip
 KEYS = ["q", "library", "version", "limit", "url", "section", "since", "run", "next", "removed", "diffs", "all",
         "csrf", "token"]  # fmt: skip
 
+# Library and version names a hostile caller gives: control and format characters, markup, path tricks.
+NAMES = ["\x1b[31mred\x1b[0m", "a\nb", "a\rforged: line", "\u202eevil", "lib\u2066x\u2069", "zero\u200bwidth",
+         "<b>x</b>", "<script>alert(1)</script>", "a/../b", "../..", "a\\b", "testdocs\x1b", "1.0\u202e"]  # fmt: skip
 # Text that looks like what the parameters take, and text that does not: NUL, controls, huge numbers, URLs to
 # internal addresses, markup, path tricks.
 _tricky = st.sampled_from([
@@ -50,6 +59,7 @@ _tricky = st.sampled_from([
     "<script>alert(1)</script>", "x'+alert(1)+'", "http://127.0.0.1/", "http://169.254.169.254/latest/",
     "http://[::1]:80/", "javascript:alert(1)", "//evil.example", "/\\evil.example", "../../etc/passwd",
     "%00", "%ff%fe", "a" * 3000,
+    *NAMES,
 ])  # fmt: skip
 _text = st.one_of(_tricky, st.text(max_size=60), st.text(alphabet=string.printable, max_size=200))
 _query = st.dictionaries(st.sampled_from(KEYS), _text, max_size=5)
@@ -74,12 +84,30 @@ def app_and_index(crawl, docsite, database_url, tmp_path):
 
     index.launcher.start = start
     index.open(warm_up=False)
-    server = build_server(index)
-    app = build_app(index, server, TOKEN, "127.0.0.1")
+    server = build_server(index, TOKEN)
+    app = _from_addresses(build_app(index, server, TOKEN, "127.0.0.1"))
     try:
         yield app, server, index, f"{docsite.url}/docs/guide.html"
     finally:
         index.close()
+
+
+def _from_addresses(app: Any) -> Any:
+    """``app``, seeing each request come from the address its ``X-Fuzz-Client`` header names (Starlette's test
+    client has one address; the server counts failed token checks per address)."""
+
+    async def shim(scope: Any, receive: Any, send: Any) -> None:
+        given = dict(scope.get("headers") or []).get(b"x-fuzz-client") if scope["type"] == "http" else None
+        await app({**scope, "client": (given.decode(), 1)} if given else scope, receive, send)
+
+    return shim
+
+
+# About one request in ten from one address (which the failed-token limit holds off most of the time), the others
+# each from an address of its own (true random: hypothesis' own choices repeat small values, sharing an address).
+_address = st.randoms(use_true_random=True).map(
+    lambda r: "10.9.9.9" if r.random() < 0.1 else "10." + ".".join(str(r.getrandbits(8)) for _ in range(3))
+)
 
 
 def test_no_request_is_answered_with_a_500_a_traceback_or_a_stall(app_and_index, capsys):
@@ -93,10 +121,10 @@ def test_no_request_is_answered_with_a_500_a_traceback_or_a_stall(app_and_index,
         st.sets(st.sampled_from(sorted(valid))),
         _query,
     )
-    counts = {"web": 0, "mcp_tools": 0, "mcp_jsonrpc": 0}
+    counts = {"web": 0, "mcp_tools": 0, "mcp_writes": 0, "mcp_jsonrpc": 0}
     slowest = [0.0]
-    web_share, tool_share = int(TOTAL * 0.7), int(TOTAL * 0.2)
-    jsonrpc_share = TOTAL - web_share - tool_share
+    web_share, tool_share, writes_share = int(TOTAL * 0.65), int(TOTAL * 0.17), int(TOTAL * 0.08)
+    jsonrpc_share = TOTAL - web_share - tool_share - writes_share
     common = {"deadline": None, "database": None, "suppress_health_check": list(HealthCheck)}
 
     def timed(fn: Any, *args: Any, **kwargs: Any) -> Any:
@@ -123,9 +151,10 @@ def test_no_request_is_answered_with_a_500_a_traceback_or_a_stall(app_and_index,
             origin=st.sampled_from([None, "null", "http://evil.example", "http://127.0.0.1:8765"]),
             with_csrf=st.booleans(),
             accept=st.sampled_from(["text/html", "application/json", "*/*"]),
+            address=_address,
         )
-        def web(path, method, query, form, raw, auth, origin, with_csrf, accept):  # noqa: ANN001, ANN202
-            headers: dict[str, Any] = {"Accept": accept}
+        def web(path, method, query, form, raw, auth, origin, with_csrf, accept, address):  # noqa: ANN001, ANN202
+            headers: dict[str, Any] = {"Accept": accept, "X-Fuzz-Client": address}
             if auth is not None:
                 headers["Authorization"] = f"Bearer {auth}".encode()  # bytes: a client may send any
             if origin is not None:
@@ -169,6 +198,51 @@ def test_no_request_is_answered_with_a_500_a_traceback_or_a_stall(app_and_index,
 
             tool_calls()
 
+        # the write tools over HTTP, in a session opened with the token: with it, with a wrong one, with none
+        auth = {"Authorization": f"Bearer {TOKEN}"}
+        accept = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+        opened = client.post("/mcp", json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "fuzz", "version": "1"}}},
+            headers={**accept, **auth})  # fmt: skip
+        assert opened.status_code == 200, opened.text
+        session = {**accept, "Mcp-Session-Id": opened.headers["mcp-session-id"], "Mcp-Protocol-Version": "2025-06-18"}
+        client.post("/mcp", json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers={**session, **auth})
+        _name = st.one_of(st.sampled_from(NAMES), _text)
+        _write_arguments = st.fixed_dictionaries(
+            {},
+            optional={"library": _name, "version": _name, "url": st.sampled_from([guide, *NAMES]) | _text,
+                      "refresh": st.sampled_from(["1s", "59m", "1h", "1d", "0"]) | _text,
+                      "max_pages": st.integers(-1, 10**6), "run_id": _name},
+        )  # fmt: skip
+
+        served: dict[str, int] = {}  # per tool: calls with the token answered with the tool's result
+
+        @settings(max_examples=writes_share, **common)
+        @given(
+            tool=st.sampled_from(["index_library", "refresh_library", "remove_library", "cancel_run", "get_run"]),
+            arguments=_write_arguments,
+            given_token=st.sampled_from([TOKEN, TOKEN, TOKEN, None, "wrong"]),
+            address=_address,
+        )
+        def mcp_writes(tool, arguments, given_token, address):  # noqa: ANN001, ANN202
+            if tool == "remove_library" and arguments.get("library") == "testdocs":
+                arguments = {**arguments, "library": "not-testdocs"}
+            headers = {**session, "X-Fuzz-Client": address}
+            if given_token is not None:
+                headers["Authorization"] = f"Bearer {given_token}"
+            body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
+            response = timed(client.post, "/mcp", json=body, headers=headers)
+            counts["mcp_writes"] += 1
+            assert response.status_code < 500, (response.status_code, body, response.text[:300])
+            assert "Traceback" not in response.text
+            if given_token != TOKEN:
+                assert response.status_code in (401, 429), (response.status_code, given_token, response.text[:300])
+            elif response.status_code == 200 and '"result"' in response.text:
+                served[tool] = served.get(tool, 0) + 1
+
+        mcp_writes()
+        assert served, "no generated write call reached a tool"
+
         @settings(max_examples=jsonrpc_share, **common)
         @given(
             body=st.one_of(
@@ -197,4 +271,5 @@ def test_no_request_is_answered_with_a_500_a_traceback_or_a_stall(app_and_index,
     total = sum(counts.values())
     with capsys.disabled():
         print(f"\nfuzz: {total} requests ({counts}), 0 answered 500, slowest answer {slowest[0]:.2f} s")
+        print(f"write calls over HTTP that reached their tool: {served}")
     assert total >= TOTAL

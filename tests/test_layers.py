@@ -85,7 +85,7 @@ INSIDE = {
         "common",
     ),
     "docsbot.web": ("app", "llms", "views", grimp.Layer("rendering", "feed", "middleware", independent=True)),
-    "docsbot.mcp": ("transport", "server", "arguments"),
+    "docsbot.mcp": ("transport", grimp.Layer("server", "http", independent=True), "arguments"),
     # the run extension: IndexRun wiring Scrapy's signals to the run's setup and end, over the context components
     # look up, over the run's embedding worker; the service: DocsIndex made of its parts, over what they share
     "docsbot.extensions": ("run", grimp.Layer("setup", "ending", independent=True), "context", "vectors"),

@@ -323,13 +323,14 @@ def test_stdio_tools_answer_from_the_database_and_reject_bad_calls(crawl, docsit
 
 def test_http_concurrent_search_refresh_and_get_run(crawl, docsite, db, database_url, tmp_path):
     index(crawl, docsite)
-    server = HttpServer(docsbot_env(database_url, tmp_path), tmp_path / "http.log", "--http", "0", "--allow-refresh")
+    env = docsbot_env(database_url, tmp_path, DOCSBOT_MCP_TOKEN="tok")  # writes over HTTP need one, loopback too
+    server = HttpServer(env, tmp_path / "http.log", "--http", "0", "--allow-refresh")
     try:
         url = server.wait_ready()
         assert url.startswith("http://127.0.0.1:")
 
         async def main() -> None:
-            async with http_session(url) as session:
+            async with http_session(url, token="tok") as session:
                 tools = {t.name: t for t in (await session.list_tools()).tools}
                 writes = {"refresh_library", "get_run", "index_library", "remove_library", "list_runs", "cancel_run"}
                 assert set(tools) == READ_TOOLS | writes
@@ -359,7 +360,7 @@ def test_http_concurrent_search_refresh_and_get_run(crawl, docsite, db, database
             # a client that goes away while its calls wait on the database does not hurt the server
             with psycopg.connect(database_url) as blocker:
                 blocker.execute("LOCK TABLE documents IN ACCESS EXCLUSIVE MODE")
-                async with http_session(url) as session:
+                async with http_session(url, token="tok") as session:
                     with anyio.move_on_after(1.5) as waited:
                         async with anyio.create_task_group() as tg:
                             for _ in range(3):
@@ -367,7 +368,7 @@ def test_http_concurrent_search_refresh_and_get_run(crawl, docsite, db, database
                     assert waited.cancelled_caught  # the calls were still blocked when the client left
             # (the lock is released here)
 
-            async with http_session(url) as session:
+            async with http_session(url, token="tok") as session:
                 # another process holds the version's run lock: reported, nothing started
                 version_id = db.execute("SELECT id FROM versions").fetchone()[0]
                 with psycopg.connect(database_url, autocommit=True) as other:

@@ -27,7 +27,7 @@ from docsbot.network import BlockedAddress, NetworkPolicy, check_url
 from tests.conftest import build_site, docsbot_env
 from tests.docsite import DocSiteServer, html_page
 from tests.test_mcp import HttpServer, answer, error, stdio_session
-from tests.test_web import CHROMIUM, Serve, browser, get  # noqa: F401 - the browser fixture
+from tests.test_web import AUTH, CHROMIUM, Serve, browser, get  # noqa: F401 - the browser fixture
 
 if TYPE_CHECKING:
     import psycopg
@@ -192,7 +192,7 @@ def test_a_library_name_is_text_in_the_remove_dialog_never_script(
         conn.execute("UPDATE libraries SET name = %s", (name,))
         conn.commit()
     server = serve_writes()
-    page = browser.new_page()
+    page = browser.new_page(extra_http_headers=AUTH)
     dialogs: list[tuple[str, str]] = []
     errors: list[str] = []
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
@@ -210,7 +210,7 @@ def test_a_library_name_is_text_in_the_remove_dialog_never_script(
         assert not [e for e in errors if "Content Security Policy" in e], errors  # nothing inline was blocked
     finally:
         page.close()
-    assert get(f"{server.url}/libraries.json").json()["libraries"][0]["library"] == name  # dismissed: kept
+    assert get(f"{server.url}/libraries.json", headers=AUTH).json()["libraries"][0]["library"] == name  # kept
 
 
 @pytest.fixture
@@ -218,6 +218,7 @@ def serve_writes(database_url, tmp_path):
     servers: list[Serve] = []
 
     def start(*args: str, http: str = "127.0.0.1:0", **env: str) -> Serve:
+        env.setdefault("DOCSBOT_MCP_TOKEN", "tok")  # writes over HTTP need a token
         server = Serve(
             docsbot_env(database_url, tmp_path, **env), tmp_path / f"serve{len(servers)}.log", "--allow-writes",
             *args, http=http,
@@ -299,8 +300,8 @@ def test_a_server_on_127_0_0_2_answers_only_to_loopback_names(database_url, tmp_
     finally:
         server.stop()
     pages = serve_writes(http="127.0.0.2:0")
-    assert get(f"{pages.url}/libraries.json").status_code == 200  # its own name (refused before: 421)
-    assert get(f"{pages.url}/libraries.json", headers={"Host": "evil.example"}).status_code == 421
+    assert get(f"{pages.url}/libraries.json", headers=AUTH).status_code == 200  # its own name (refused before: 421)
+    assert get(f"{pages.url}/libraries.json", headers={**AUTH, "Host": "evil.example"}).status_code == 421
 
 
 # --- denial of service --------------------------------------------------------------------------------------------

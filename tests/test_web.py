@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = os.environ.get("DOCSBOT_CHROMIUM", "/usr/bin/chromium")
 # Where the screenshots come from: DOCSBOT_SCREENSHOTS=docs/screenshots pytest tests/test_web.py -k browser
 SCREENSHOTS = os.environ.get("DOCSBOT_SCREENSHOTS")
+AUTH = {"Authorization": "Bearer tok"}  # a server that allows writes has a token (DOCSBOT_MCP_TOKEN=tok here)
 
 
 class Serve(ServerProcess):
@@ -208,22 +209,21 @@ def test_bad_input_gets_a_page_that_says_so_with_its_status(indexed, serve):
 
 
 def test_writes_need_the_switch_and_the_form_token(indexed, serve, db):
-    server = serve("--allow-writes")
+    server = serve("--allow-writes", DOCSBOT_MCP_TOKEN="tok")
     base = server.url
-    html = get(f"{base}/libraries").text
+    html = get(f"{base}/libraries", headers=AUTH).text
     csrf = re.search(r'name="csrf" value="([^"]+)"', html).group(1)
     form = {"library": "testdocs", "version": "1.0"}
-    forged = httpx2.post(f"{base}/libraries/remove", data={**form, "csrf": "guess"}, timeout=30)
+    forged = httpx2.post(f"{base}/libraries/remove", data={**form, "csrf": "guess"}, headers=AUTH, timeout=30)
     assert forged.status_code == 403
-    cross_site = httpx2.post(
-        f"{base}/libraries/remove", data={**form, "csrf": csrf}, headers={"Origin": "http://evil.example"}, timeout=30
-    )
+    evil = {**AUTH, "Origin": "http://evil.example"}
+    cross_site = httpx2.post(f"{base}/libraries/remove", data={**form, "csrf": csrf}, headers=evil, timeout=30)
     assert cross_site.status_code == 403
     assert db.execute("SELECT count(*) FROM pages").fetchone()[0] == 5
-    removed = httpx2.post(f"{base}/libraries/remove", data={**form, "csrf": csrf}, timeout=30)
+    removed = httpx2.post(f"{base}/libraries/remove", data={**form, "csrf": csrf}, headers=AUTH, timeout=30)
     assert removed.status_code == 303 and removed.headers["location"] == "/libraries?removed=testdocs%401.0"
     assert db.execute("SELECT count(*) FROM pages").fetchone()[0] == 0
-    assert "removed testdocs@1.0" in get(f"{base}/libraries?removed=testdocs%401.0").text
+    assert "removed testdocs@1.0" in get(f"{base}/libraries?removed=testdocs%401.0", headers=AUTH).text
 
 
 def test_the_index_form_starts_a_crawl_with_its_scope_and_patterns(docsite, serve, db):
@@ -332,8 +332,8 @@ def shot(page, name: str) -> None:
 
 
 def test_browser_search_follow_a_deep_link_refresh_and_follow_the_run(indexed, serve, browser, db):
-    server = serve("--allow-writes")
-    page = browser.new_page(viewport={"width": 1100, "height": 800})
+    server = serve("--allow-writes", DOCSBOT_MCP_TOKEN="tok")
+    page = browser.new_page(viewport={"width": 1100, "height": 800}, extra_http_headers=AUTH)
     try:
         # search, keyboard first: the box has focus, Enter submits, the URL holds the query
         page.goto(f"{server.url}/")

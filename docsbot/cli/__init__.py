@@ -144,7 +144,10 @@ def build_parser() -> argparse.ArgumentParser:
         "needs DOCSBOT_MCP_TOKEN",
     )
     mcp.add_argument(
-        "--allow-refresh", action="store_true", help="add the refresh_library and get_run tools (read-only otherwise)"
+        "--allow-refresh",
+        action="store_true",
+        help="add the write tools (refresh_library, index_library, remove_library...; read-only otherwise); with "
+        "--http, needs DOCSBOT_MCP_TOKEN",
     )
     _network_options(mcp)
     mcp.set_defaults(func=cmd_mcp)
@@ -233,7 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--allow-writes",
         action="store_true",
-        help="allow refreshing and removing library versions (read-only otherwise)",
+        help="allow refreshing and removing library versions (read-only otherwise); needs DOCSBOT_MCP_TOKEN",
     )
     _network_options(serve)
     serve.set_defaults(func=cmd_serve)

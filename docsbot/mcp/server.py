@@ -38,7 +38,8 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotations
 from psycopg_pool import PoolTimeout
 from pydantic import Field, ValidationError
 
@@ -69,7 +70,7 @@ if TYPE_CHECKING:
 
     from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
     from mcp.server.mcpserver import Context
-    from mcp_types import InputRequiredResult
+    from mcp_types import GetPromptResult, InputRequiredResult
 
 __all__ = [
     "MAX_NAME_CHARS",
@@ -134,6 +135,15 @@ class DocsbotServer(MCPServer):
                 raise
             schema = next((t.input_schema for t in await self.list_tools() if t.name == name), {})
             raise ToolError(f"Error executing tool {name}: {bad_arguments(exc.__cause__, schema)}") from exc.__cause__
+
+    async def get_prompt(
+        self, name: str, arguments: dict[str, Any] | None = None, context: Context[Any, Any] | None = None
+    ) -> GetPromptResult | InputRequiredResult:
+        """An unknown prompt is a JSON-RPC error (invalid params), as an unknown resource is: the SDK raises a plain
+        ``ValueError`` for it, which its dispatcher logs with a traceback as a server failure."""
+        if self._prompt_manager.get_prompt(name) is None:
+            raise MCPError(INVALID_PARAMS, f"Unknown prompt: {name[:MAX_NAME_CHARS]!r} (see prompts/list)")
+        return await super().get_prompt(name, arguments, context)
 
 
 def _tool(server: MCPServer, annotations: ToolAnnotations) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -305,7 +315,12 @@ def build_server(index: DocsIndex, token: str | None = None, base_url: str = "ht
             library: Annotated[Name, Field(description="its name; default: the URL's host")] = None,
             version: Annotated[str, Field(max_length=MAX_NAME_CHARS, description="e.g. 3.11; '' for none")] = "",
             refresh: Annotated[
-                str | None, Field(max_length=16, description="refresh it on this schedule: 1d, 12h, 2w; default never")
+                str | None,
+                Field(
+                    max_length=16,
+                    description="refresh it on this schedule: 1d, 12h, 2w (at least the server's floor, 1h by "
+                    "default); default never",
+                ),
             ] = None,
             max_pages: Annotated[
                 int | None, Field(ge=1, description="request at most this many pages; default and cap: the server's")
@@ -335,7 +350,9 @@ def build_server(index: DocsIndex, token: str | None = None, base_url: str = "ht
         ) -> RefreshResult:
             """Index a new library version from its docs' root URL (by default only pages under that URL's
             directory are crawled; scope, include and exclude shape that; only public addresses, unless the server
-            allows more). Returns at once with a run_id; poll get_run. Optionally keep it fresh on a schedule."""
+            allows more). Returns at once with a run_id; poll get_run. Optionally keep it fresh on a schedule. A root
+            URL already indexed with the same scope (under any name) is an error naming that version; the server
+            bounds how many versions and pages callers may index."""
             return await _call(
                 lambda: index.index(
                     url, library, version, refresh, max_pages=max_pages, max_depth=max_depth, scope=scope,

@@ -3,8 +3,10 @@ with uvicorn, alone (``docsbot mcp --http``) or inside the app of ``docsbot serv
 at ``/mcp``.
 
 Over HTTP, the server binds 127.0.0.1 unless given a host; any other address needs ``DOCSBOT_MCP_TOKEN``, which every
-request then carries. On loopback, the SDK's DNS-rebinding protection is on for every loopback name
-(:func:`transport_security`).
+request then carries, and so do writes (``--allow-refresh``, ``--allow-writes``) on any address: loopback is open to
+every user of the machine. Over stdio the server is the client's own child process, its only caller. On loopback,
+the SDK's DNS-rebinding protection is on for every loopback name (:func:`transport_security`). The HTTP layer around
+the transport (security headers, bounded sessions, failed token checks) is :mod:`docsbot.mcp.http`.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from docsbot import store
 from docsbot.config import ProjectSettings
 from docsbot.embedding.models import load_embedder
 from docsbot.errors import DocsbotError
+from docsbot.mcp.http import MCP_POLICY, guarded, session_options
 from docsbot.mcp.server import build_server
 from docsbot.service import DocsIndex
 
@@ -148,7 +151,7 @@ def serve(
     web pages with ``/mcp`` among them) instead of the MCP transport alone; it needs ``http``.
     ``allowed_networks``: what crawls started from the network may reach besides public addresses
     (``--allow-network``, ``*`` for ``--allow-private-networks``), added to ``DOCSBOT_ALLOWED_NETWORKS``. Raises
-    :class:`UsageError` for a bad address or a non-loopback bind without ``DOCSBOT_MCP_TOKEN``,
+    :class:`UsageError` for a bad address, or without ``DOCSBOT_MCP_TOKEN`` a non-loopback bind or writes over HTTP,
     :class:`docsbot.store.DatabaseError` / :class:`docsbot.embedding.models.EmbeddingModelError` when the database or
     the model cannot be reached, before anything is served."""
     name = "docsbot serve" if pages is not None else "docsbot mcp"
@@ -159,6 +162,13 @@ def serve(
         raise UsageError(
             f"refusing to serve on {address[0]} without a token: set DOCSBOT_MCP_TOKEN (clients send it as "
             "'Authorization: Bearer <token>'), or bind to 127.0.0.1"
+        )
+    if address is not None and allow_refresh and not token:
+        # Loopback is no boundary between the users of one machine (or the containers of one network namespace)
+        flag = "--allow-writes" if pages is not None else "--allow-refresh"
+        raise UsageError(
+            f"refusing {flag} over HTTP without a token, on loopback too (every user of this machine can reach it): "
+            "set DOCSBOT_MCP_TOKEN=$(openssl rand -hex 32); clients send it as 'Authorization: Bearer <token>'"
         )
     if pages is not None and address is None:
         raise UsageError("docsbot serve needs an address: --http [HOST:]PORT")
@@ -188,7 +198,10 @@ def serve(
             if address is None:
                 anyio.run(server.run_stdio_async)
             elif pages is None:
-                app = server.streamable_http_app(host=address[0], transport_security=transport_security(*address))
+                app = server.streamable_http_app(
+                    host=address[0], transport_security=transport_security(*address), **session_options(settings)
+                )
+                app = guarded(app, settings, token=token, policy=MCP_POLICY)
                 anyio.run(_serve_http, app, address[0], address[1], "docsbot mcp: serving {url}/mcp")
             else:
                 app = pages(index, server, token, address[0])

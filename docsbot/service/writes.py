@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import os
 import socket
+import urllib.parse
 import uuid
-from typing import TYPE_CHECKING
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
 
 from docsbot import store
 from docsbot.arguments import parse_duration
@@ -24,7 +26,7 @@ from docsbot.service.models import (
 )
 from docsbot.service.runs import Launch
 from docsbot.store import version_label
-from docsbot.urls import has_credentials, without_credentials
+from docsbot.urls import has_credentials, page_key, without_credentials
 
 if TYPE_CHECKING:
     import psycopg
@@ -146,9 +148,11 @@ class Writing(IndexCore):
         addresses. It requests at most ``max_pages`` pages, ``max_depth`` links deep, each at most the server's
         ``DOCSBOT_NETWORK_MAX_PAGES`` / ``DOCSBOT_NETWORK_MAX_DEPTH`` (their default). A local folder or archive
         (a ``file:`` URL, a path, a ``.zip``/``.tar.gz`` by any URL) is never indexed on a network caller's behalf.
+        ``refresh`` is at least ``DOCSBOT_NETWORK_MIN_REFRESH_HOURS``, and the server's bounds on what callers index
+        hold (:meth:`_within_bounds`: one version per root URL and scope, a number of versions and of pages).
         Raises :class:`Forbidden` (writes off; a host the policy refuses; a local folder or an archive),
-        :class:`Invalid` (a bad URL, one with credentials, a bad duration or limit, or a version that is already
-        indexed: refresh it instead) and
+        :class:`Invalid` (a bad URL, one with credentials, a bad duration or limit, a refresh more often than the
+        floor, a bound passed, or a version that is already indexed: refresh it instead) and
         :class:`~docsbot.service.errors.Upstream`."""
         self._require_writes("indexing")
         check_text(url=url, library=library, version=version, refresh=refresh)
@@ -176,6 +180,9 @@ class Writing(IndexCore):
             interval = parse_duration(refresh) if refresh else None
         except (SpiderArgumentError, ValueError) as exc:
             raise Invalid(str(exc).replace("-a ", "")) from None
+        floor = float(self._limit("DOCSBOT_NETWORK_MIN_REFRESH_HOURS", 1.0))
+        if interval is not None and interval < timedelta(hours=floor):
+            raise Invalid(f"refresh must be at least {floor:g}h on this server, got {refresh!r}")
         try:
             check_url(args.url, self.network)
         except BlockedAddress as exc:
@@ -199,6 +206,7 @@ class Writing(IndexCore):
                     root = without_credentials(existing.root_url)
                     raise Invalid(f"{label} is already indexed (from {root}); refresh it instead")
                 settings = {**limits, "prune": "none", "render": "none", "network": "public", **shape}
+                self._within_bounds(conn, args.url, (args.library, args.version), settings)
                 fleet_store.declare_version(
                     conn, args.library, args.version, args.url, settings, interval, "mcp", {"args": run}
                 )
@@ -221,6 +229,37 @@ class Writing(IndexCore):
             scrapyd_job=launch.scrapyd_job,
             message=message + bounds + schedule + "; follow it with its run_id",
         )
+
+    def _limit(self, name: str, default: float) -> float:
+        value = self.settings.get(name)
+        return default if value is None or value == "" else float(value)
+
+    def _within_bounds(
+        self, conn: psycopg.Connection, url: str, own: tuple[str, str], settings: dict[str, Any]
+    ) -> None:
+        """Refuse what a network caller's index would add past the server's bounds: a second version of one root
+        URL and scope (``settings``' ``scope``, ``include``, ``exclude``), whatever its name and whoever indexed
+        the first; more versions from callers than ``DOCSBOT_NETWORK_MAX_VERSIONS``; more pages requested by them
+        in all (each version its ``max_pages``) than ``DOCSBOT_NETWORK_MAX_TOTAL_PAGES``. ``own`` (library,
+        version) is the version being declared, which may be one declared before and never stored: it counts once.
+        Raises :class:`Invalid`."""
+        from docsbot.store import fleet as fleet_store
+
+        parts = urllib.parse.urlsplit(url)
+        for row in fleet_store.versions_on_site(conn, f"{parts.scheme}://{parts.netloc}/"):
+            same = page_key(row["root_url"]) == page_key(url) and _shape(row["settings"]) == _shape(settings)
+            if same and (row["library"], row["version"]) != own:
+                label = version_label(row["library"], row["version"])
+                raise Invalid(f"{url} is already indexed as {label}: search or refresh that one")
+        others = [r for r in fleet_store.declared_settings(conn, "mcp") if (r["library"], r["version"]) != own]
+        most = int(self._limit("DOCSBOT_NETWORK_MAX_VERSIONS", 50))
+        if len(others) >= most:
+            raise Invalid(f"this server holds {len(others)} versions indexed by callers, its limit: remove one first")
+        budget = int(self._limit("DOCSBOT_NETWORK_MAX_TOTAL_PAGES", 100_000))
+        used = sum(int((r["settings"] or {}).get("max_pages") or self.network_limits[0]) for r in others)
+        if used + int(settings["max_pages"]) > budget:
+            room = f"pass max_pages={budget - used} or less" if budget > used else "remove one first"
+            raise Invalid(f"the versions callers indexed may request {used} of this server's {budget} pages: {room}")
 
     def cancel(self, run_id: str) -> CancelResult:
         """Stop a run this server started (a local crawl: SIGTERM; a Scrapyd job: ``cancel.json``). Pages it stored
@@ -269,3 +308,13 @@ class Writing(IndexCore):
             raise NotFound(f"nothing indexed as {version_label(library, version) if version is not None else library}")
         store.drop_version_indexes(self.dsn, [t.id for t in targets])
         return RemoveResult(removed=[{"version": label, "pages": pages} for label, pages in deleted])
+
+
+def _shape(settings: dict[str, Any] | None) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+    """What a version's crawl covers besides its root URL: its scope and its include and exclude patterns."""
+    settings = settings or {}
+
+    def patterns(value: Any) -> tuple[str, ...]:
+        return tuple(sorted(value.split(",") if isinstance(value, str) else value or ()))
+
+    return str(settings.get("scope") or "prefix"), patterns(settings.get("include")), patterns(settings.get("exclude"))

@@ -31,10 +31,12 @@ __all__ = [
     "claim_due",
     "claim_version",
     "declare_version",
+    "declared_settings",
     "declared_versions",
     "next_due_times",
     "release_claim",
     "record_run_end",
+    "versions_on_site",
 ]
 
 BACKOFF_BASE = timedelta(minutes=5)  # after the n-th failure in a row: 5 min × 2^(n-1), at most the interval
@@ -125,6 +127,28 @@ def declared_versions(conn: psycopg.Connection, source: str) -> list[dict[str, A
             "SELECT v.id, l.name AS library, v.name AS version, v.refresh_interval, v.next_due_at "
             "FROM versions v JOIN libraries l ON l.id = v.library_id WHERE v.source = %s ORDER BY l.name, v.name",
             (source,),
+        ).fetchall()
+
+
+def declared_settings(conn: psycopg.Connection, source: str) -> list[dict[str, Any]]:
+    """What the versions declared by ``source`` (``mcp``: network callers) asked for: ``library, version,
+    settings`` (their crawl settings, ``max_pages`` among them)."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(
+            "SELECT l.name AS library, v.name AS version, v.settings FROM versions v "
+            "JOIN libraries l ON l.id = v.library_id WHERE v.source = %s",
+            (source,),
+        ).fetchall()
+
+
+def versions_on_site(conn: psycopg.Connection, origin: str) -> list[dict[str, Any]]:
+    """Every version whose root URL starts with ``origin`` (``scheme://host[:port]/``): ``library, version,
+    root_url, settings``."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(
+            "SELECT l.name AS library, v.name AS version, v.root_url, v.settings FROM versions v "
+            "JOIN libraries l ON l.id = v.library_id WHERE left(v.root_url, length(%s)) = %s",
+            (origin, origin),
         ).fetchall()
 
 

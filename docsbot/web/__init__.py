@@ -17,15 +17,17 @@ Datasette's pages: every page's URL holds its whole query, and every page has a 
   its sections, when it was last checked and written;
 - ``/mcp``: the MCP server of :mod:`docsbot.mcp.server`, with the same tools as ``docsbot mcp``.
 
-The MCP server's rules apply to the whole process: it binds 127.0.0.1 unless given a host; any other address needs
-``DOCSBOT_MCP_TOKEN``, and then every request must carry it, as ``Authorization: Bearer <token>`` (scripts, MCP
-clients) or, for a person, through the ``/login`` form (a signed session cookie: ``HttpOnly``, ``SameSite=Strict``,
-``Secure`` when the request came over HTTPS, valid ``DOCSBOT_WEB_SESSION_HOURS``, ended at once by signing out and
-for everyone by a restart). On loopback, requests whose ``Host`` is not a loopback name are refused (DNS
-rebinding). Writes are off unless ``--allow-writes``; a write is a POST whose form carries this process's CSRF
-token and, when the browser sends one, an ``Origin`` of this server.
+The MCP server's rules apply to the whole process: it binds 127.0.0.1 unless given a host; any other address, and
+``--allow-writes`` on any, needs ``DOCSBOT_MCP_TOKEN``, and then every request must carry it, as ``Authorization:
+Bearer <token>`` (scripts, MCP clients) or, for a person, through the ``/login`` form (a signed session cookie
+holding only a random id the server keeps: ``HttpOnly``, ``SameSite=Strict``, ``Secure`` when the request came over
+HTTPS, valid ``DOCSBOT_WEB_SESSION_HOURS``, ended at once by signing out and for everyone by a restart); ten failed
+sign-ins or bearer tokens a minute from one address, and the next is answered 429. On loopback, requests whose
+``Host`` is not a loopback name are refused (DNS rebinding). A write is a POST whose form carries this process's
+CSRF token and, when the browser sends one, an ``Origin`` of this server.
 
-Every response carries a Content-Security-Policy without inline script (the pages' few lines of behaviour are
+Every response of every status (:func:`docsbot.mcp.http.guarded` wraps the whole app, Starlette's own 500 included)
+carries a Content-Security-Policy without inline script (the pages' few lines of behaviour are
 ``/static/docsbot.js``), ``frame-ancestors 'none'``, ``X-Content-Type-Options: nosniff`` and ``Referrer-Policy:
 same-origin`` (``no-referrer`` would make browsers send ``Origin: null`` with the pages' own forms); images in
 stored Markdown are shown as links unless ``DOCSBOT_WEB_REMOTE_IMAGES``. A form body over

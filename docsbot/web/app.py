@@ -13,11 +13,11 @@ from starlette.middleware import Middleware
 from starlette.responses import Response
 from starlette.routing import Mount, Route
 
+from docsbot.mcp.http import AttemptLimiter, guarded, session_options
 from docsbot.web.llms import LlmsTxt
 from docsbot.web.middleware import (
     AccessGuard,
     PlainResponse,
-    SecurityHeaders,
     ServerTiming,
     SessionCookies,
     Sessions,
@@ -29,6 +29,7 @@ from docsbot.web.views import Pages
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
     from starlette.requests import Request
+    from starlette.types import ASGIApp
 
     from docsbot.service import DocsIndex
 
@@ -50,16 +51,18 @@ class _LabelConvertor(PathConvertor):
 register_url_convertor("label", _LabelConvertor())
 
 
-def build_app(index: DocsIndex, mcp: MCPServer | None, token: str | None, host: str) -> Starlette:
+def build_app(index: DocsIndex, mcp: MCPServer | None, token: str | None, host: str) -> ASGIApp:
     """The ASGI app of ``docsbot serve``: the pages, their JSON twins, ``/static/`` (the pages' script and style),
     ``/login`` when a token is set, and ``/mcp`` (``mcp``'s Streamable HTTP transport, its session manager run by
-    this app's lifespan) when given."""
+    this app's lifespan) when given; inside :func:`docsbot.mcp.http.guarded` (security headers on every response,
+    bounded MCP sessions, failed token checks counted with the ``/login`` form's)."""
     from docsbot.mcp.transport import is_loopback, transport_security
 
     settings = getattr(index, "settings", None) or {}
     max_age = int(float(settings.get("DOCSBOT_WEB_SESSION_HOURS", 12) or 12) * 3600)
     sessions = Sessions(token, max_age)
-    pages = Pages(index, token=token, csrf=secrets.token_urlsafe(24), sessions=sessions)
+    attempts = AttemptLimiter()  # failed sign-ins and bearer tokens, per client address
+    pages = Pages(index, token=token, csrf=secrets.token_urlsafe(24), sessions=sessions, attempts=attempts)
     llms = LlmsTxt(index)
     routes: list[Route | Mount] = [
         Route("/", pages.search),
@@ -90,7 +93,9 @@ def build_app(index: DocsIndex, mcp: MCPServer | None, token: str | None, host: 
         ]
     lifespan = None
     if mcp is not None:
-        mcp_app = mcp.streamable_http_app(host=host, transport_security=transport_security(host))
+        mcp_app = mcp.streamable_http_app(
+            host=host, transport_security=transport_security(host), **session_options(settings)
+        )
         routes.append(Mount("/", app=mcp_app))  # its one route is /mcp
 
         from contextlib import asynccontextmanager
@@ -101,7 +106,6 @@ def build_app(index: DocsIndex, mcp: MCPServer | None, token: str | None, host: 
                 yield
 
     middleware = [
-        Middleware(SecurityHeaders, policy=content_security_policy(pages.images)),
         Middleware(ServerTiming),
         # a key of this process: a restart ends every session; without a token there are none
         Middleware(SessionCookies, secret_key=secrets.token_hex(32), max_age=max_age),
@@ -109,7 +113,9 @@ def build_app(index: DocsIndex, mcp: MCPServer | None, token: str | None, host: 
             AccessGuard, token=token, hosts=loopback_names(host) if is_loopback(host) else None, sessions=sessions
         ),  # fmt: skip
     ]
-    return Starlette(routes=routes, middleware=middleware, lifespan=lifespan, exception_handlers={404: pages.not_found})
+    app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan, exception_handlers={404: pages.not_found})
+    policy = content_security_policy(pages.images)
+    return guarded(app, settings, token=token, policy=policy, attempts=attempts)
 
 
 _static_files: dict[str, bytes] = {}

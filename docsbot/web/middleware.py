@@ -1,12 +1,12 @@
-"""The ASGI middlewares of ``docsbot serve`` (in :func:`docsbot.web.app.build_app`'s order, outermost first):
-:class:`SecurityHeaders`, :class:`ServerTiming`, :class:`SessionCookies` and :class:`AccessGuard`, with the sign-ins
-of this process (:class:`Sessions`) they check. A form's size is bounded by Starlette itself (the POST routes'
-``max_body_size``). Each middleware here is docsbot's own because neither Starlette nor the MCP SDK ships one that
-does its job; its docstring says what the nearest one lacks."""
+"""The ASGI middlewares of ``docsbot serve``, outermost first: :class:`~docsbot.mcp.http.SecurityHeaders`, with the
+MCP transport's session limits and failed token checks (:func:`docsbot.mcp.http.guarded`, around the whole app), then
+in :func:`docsbot.web.app.build_app`'s order :class:`ServerTiming`, :class:`SessionCookies` and :class:`AccessGuard`,
+with the sign-ins of this process (:class:`Sessions`) they check. A form's size is bounded by Starlette itself (the
+POST routes' ``max_body_size``). Each middleware here is docsbot's own because neither Starlette nor the MCP SDK
+ships one that does its job; its docstring says what the nearest one lacks."""
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import secrets
 import time
@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from starlette.middleware.sessions import SessionMiddleware
 from starlette.responses import JSONResponse, RedirectResponse, Response
+
+from docsbot.mcp.http import SecurityHeaders
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -32,32 +34,35 @@ __all__ = [
 
 
 class Sessions:
-    """The sign-ins of this process. A session cookie (signed with a key of this process: a restart signs everyone
-    out) holds ``{"auth": digest of the token, "sid": random id, "at": unix time}``; it is valid while its digest is
-    the token's (a new token signs everyone out), it is younger than ``max_age`` seconds, and its id was not signed
-    out (:meth:`revoke`: a copied cookie stops working when its owner signs out)."""
+    """The sign-ins of this process, kept here: a session cookie (signed by Starlette with a key of this process)
+    holds only a random id, which tells nothing about the token; an id is valid while this process signed it in less
+    than ``max_age`` seconds ago and it was not signed out (:meth:`revoke`: a copied cookie stops working when its
+    owner signs out). A restart (the only way to change the token) signs everyone out. At most ``limit`` sign-ins
+    are kept, the oldest dropped first."""
 
-    def __init__(self, token: str | None, max_age: float) -> None:
-        self.mark = hashlib.sha256(b"docsbot-session:" + token.encode()).hexdigest() if token else None
+    def __init__(self, token: str | None, max_age: float, limit: int = 10_000) -> None:
+        self.enabled = bool(token)
         self.max_age = max_age
-        self._revoked: dict[str, float] = {}  # sid -> when it was signed in (pruned once it would be too old)
+        self.limit = limit
+        self._signed_in: dict[str, float] = {}  # sid -> when (monotonic seconds), oldest first
 
     def new(self) -> dict[str, Any]:
-        return {"auth": self.mark, "sid": secrets.token_urlsafe(18), "at": int(time.time())}
+        """A new sign-in: what the session cookie holds."""
+        now = time.monotonic()
+        for sid in [sid for sid, at in self._signed_in.items() if now - at > self.max_age]:
+            del self._signed_in[sid]
+        while len(self._signed_in) >= self.limit:
+            del self._signed_in[next(iter(self._signed_in))]
+        sid = secrets.token_urlsafe(24)
+        self._signed_in[sid] = now
+        return {"sid": sid}
 
     def valid(self, session: dict[str, Any]) -> bool:
-        if self.mark is None or not hmac.compare_digest(str(session.get("auth", "")), self.mark):
-            return False
-        at = session.get("at")
-        if not isinstance(at, int) or not 0 <= time.time() - at <= self.max_age:
-            return False
-        return str(session.get("sid", "")) not in self._revoked
+        at = self._signed_in.get(str(session.get("sid", ""))) if self.enabled else None
+        return at is not None and time.monotonic() - at <= self.max_age
 
     def revoke(self, session: dict[str, Any]) -> None:
-        now = time.time()
-        self._revoked = {sid: at for sid, at in self._revoked.items() if now - at <= self.max_age}
-        if session.get("sid") and isinstance(session.get("at"), int):
-            self._revoked[str(session["sid"])] = session["at"]
+        self._signed_in.pop(str(session.get("sid", "")), None)
 
 
 def _host_name(header: str) -> str:
@@ -151,35 +156,6 @@ def content_security_policy(images: bool) -> str:
         "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; form-action 'self'; "
         f"img-src 'self' data:{' http: https:' if images else ''}; base-uri 'none'; frame-ancestors 'none'"
     )
-
-
-class SecurityHeaders:
-    """ASGI middleware: every response carries the Content-Security-Policy, ``X-Frame-Options: DENY`` (for browsers
-    without ``frame-ancestors``), ``X-Content-Type-Options: nosniff`` and ``Referrer-Policy: same-origin``, unless it
-    set its own. Starlette ships no middleware that adds response headers."""
-
-    def __init__(self, app: ASGIApp, policy: str) -> None:
-        self.app = app
-        self.headers = [
-            (b"content-security-policy", policy.encode()),
-            (b"x-frame-options", b"DENY"),
-            (b"x-content-type-options", b"nosniff"),
-            (b"referrer-policy", b"same-origin"),
-        ]
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-
-        async def with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                present = {name.lower() for name, _ in message.get("headers", [])}
-                extra = [(k, v) for k, v in self.headers if k not in present]
-                message = {**message, "headers": [*message.get("headers", []), *extra]}
-            await send(message)
-
-        await self.app(scope, receive, with_headers)
 
 
 class ServerTiming:

@@ -17,6 +17,7 @@ from psycopg_pool import PoolTimeout
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from docsbot import store
+from docsbot.mcp.http import AttemptLimiter, client_key
 from docsbot.service import ServiceError
 from docsbot.web.feed import atom_feed
 from docsbot.web.middleware import Sessions
@@ -73,11 +74,20 @@ def view(handler: Callable[[Any, Request, bool], Awaitable[View | Response]]) ->
 class Pages:
     """The routes of the web pages, bound to one service instance."""
 
-    def __init__(self, index: DocsIndex, *, token: str | None, csrf: str, sessions: Sessions | None = None) -> None:
+    def __init__(
+        self,
+        index: DocsIndex,
+        *,
+        token: str | None,
+        csrf: str,
+        sessions: Sessions | None = None,
+        attempts: AttemptLimiter | None = None,
+    ) -> None:
         self.index = index
         self.token = token
         self.csrf = csrf
         self.sessions = sessions or Sessions(token, 12 * 3600)
+        self.attempts = attempts or AttemptLimiter()
         settings = getattr(index, "settings", None) or {}
         self.images = bool(settings.get("DOCSBOT_WEB_REMOTE_IMAGES", False))
         self.templates = templates()
@@ -252,12 +262,19 @@ class Pages:
     async def login(self, request: Request) -> Response:
         target = _local_path(request.query_params.get("next", "/"))
         if request.method == "POST":
+            client = client_key(request.scope)
+            wait = self.attempts.wait(client)
+            if wait:  # refused before the token is read: a right guess counts no more than a wrong one
+                response = self.render(request, "login.html", 429, title="Sign in", next=target, failed=True, wait=wait)
+                response.headers["Retry-After"] = str(wait)
+                return response
             form = await request.form(max_files=0, max_fields=MAX_FORM_FIELDS)
             given = str(form.get("token", ""))
             if self.token and hmac.compare_digest(given.encode("utf-8", "replace"), self.token.encode()):
                 request.session.clear()
                 request.session.update(self.sessions.new())
                 return RedirectResponse(_local_path(str(form.get("next", "/"))), status_code=303)
+            self.attempts.failed(client)
             return self.render(request, "login.html", 401, title="Sign in", next=target, failed=True)
         return self.render(request, "login.html", title="Sign in", next=target, failed=False)
 
