@@ -77,6 +77,7 @@ class DocsSpider(SeedFiles, scrapy.Spider):
         super().__init__(*args, **runner)
         self._root_settled: asyncio.Future[None] | None = None
         self._root_failed = False
+        self._seeds: list[PlannedRequest] | None = None  # the stored pages, planned once the root has answered
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> DocsSpider:
@@ -120,7 +121,7 @@ class DocsSpider(SeedFiles, scrapy.Spider):
         # scheduler to run dry instead (Scrapy's "lazy start requests"), so that a refresh of N stored pages holds
         # a few queued requests, not N of them (about 0.6 KiB each).
         engine = self.crawler.engine
-        for planned in ledger.seeds():
+        for planned in self._seeds if self._seeds is not None else ledger.seeds():
             if engine.needs_backout():
                 await self.crawler.signals.wait_for(signals.scheduler_empty)
             yield self._request(planned)
@@ -343,8 +344,12 @@ class DocsSpider(SeedFiles, scrapy.Spider):
         )  # fmt: skip
 
     def _settle_root(self) -> None:
-        """The root has answered (or failed): the start requests go on (:meth:`start`)."""
+        """The root has answered (or failed): the start requests go on (:meth:`start`). The stored pages are planned
+        here, in the scope the root's redirects led to and before the root's own links are: each is then claimed by
+        its seed, which :meth:`start` yields as the scheduler runs dry, instead of by the root's links all at once
+        (a refresh would hold a request per stored page in the scheduler)."""
         if self._root_settled is not None and not self._root_settled.done():
+            self._seeds = self.context.ledger.seeds()
             self._root_settled.set_result(None)
 
     def _abort_root(self, reason: str) -> typing.NoReturn:

@@ -229,16 +229,18 @@ def test_writes_need_the_switch_and_the_form_token(indexed, serve, db):
 def test_the_index_form_starts_a_crawl_with_its_scope_and_patterns(docsite, serve, db):
     """The libraries page's index form (writes allowed) takes the spider's scope keys: a bad pattern is a 400 naming
     it, and a good form starts the crawl, whose stored pages and shown scope follow what the form said."""
-    server = serve("--allow-writes", "--allow-network", "127.0.0.1")
+    server = serve("--allow-writes", "--allow-network", "127.0.0.1", DOCSBOT_MCP_TOKEN="tok")
     base = server.url
-    html = get(f"{base}/libraries").text
+    html = get(f"{base}/libraries", headers=AUTH).text
     assert 'action="/libraries/index"' in html and 'name="exclude"' in html
     csrf = re.search(r'name="csrf" value="([^"]+)"', html).group(1)
     root = f"{docsite.url}/docs/index.html"
-    bad = httpx2.post(f"{base}/libraries/index", data={"csrf": csrf, "url": root, "exclude": "/(/"}, timeout=30)
+    bad = httpx2.post(
+        f"{base}/libraries/index", data={"csrf": csrf, "url": root, "exclude": "/(/"}, headers=AUTH, timeout=30
+    )
     assert bad.status_code == 400 and "exclude: &#39;/(/&#39; is not a regular expression" in bad.text, bad.text
     form = {"csrf": csrf, "url": root, "library": "scoped", "scope": "host", "exclude": "*/deep.html, /outside.html"}
-    started = httpx2.post(f"{base}/libraries/index", data=form, timeout=30)
+    started = httpx2.post(f"{base}/libraries/index", data=form, headers=AUTH, timeout=30)
     assert started.status_code == 303 and started.headers["location"].startswith("/runs/run-"), started.text
     for _ in range(600):
         if db.execute("SELECT count(*) FROM crawl_runs WHERE finished_at IS NOT NULL").fetchone()[0]:
@@ -246,9 +248,9 @@ def test_the_index_form_starts_a_crawl_with_its_scope_and_patterns(docsite, serv
         time.sleep(0.2)
     urls = {row[0].removeprefix(docsite.url) for row in db.execute("SELECT url FROM pages")}
     assert urls == {"/docs/index.html", "/docs/guide.html", "/docs/api.html", "/docs/flaky.html"}
-    shown = get(f"{base}/libraries").text
+    shown = get(f"{base}/libraries", headers=AUTH).text
     assert f"scope: host {docsite.url.removeprefix('http://')}, exclude */deep.html /outside.html" in shown
-    assert httpx2.post(f"{base}/libraries/rename", data={"csrf": csrf}, timeout=30).status_code == 404
+    assert httpx2.post(f"{base}/libraries/rename", data={"csrf": csrf}, headers=AUTH, timeout=30).status_code == 404
 
 
 def test_off_loopback_every_page_needs_the_token_or_a_signed_in_session(indexed, database_url, tmp_path):
