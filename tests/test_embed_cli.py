@@ -5,6 +5,7 @@ SELECT. Real processes, a real HTTP server and a real PostgreSQL + pgvector."""
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -56,6 +57,16 @@ def test_a_crawl_that_leaves_its_vectors_to_docsbot_embed_is_searchable_at_once_
     found = cli(env, "search", "Paragraph 1 of page 4", "--json", "-k", "1")
     assert found.returncode == 0, found.stderr
     assert json.loads(found.stdout.splitlines()[0])["url"].endswith("/docs/p4.html")
+    assert "explanation" not in json.loads(found.stdout.splitlines()[0])  # only when asked for
+    # --explain: why, from its ranks: no vector list yet, BM25 over chunks
+    explained = cli(env, "search", "Paragraph 1 of page 4", "--explain", "-k", "1")
+    assert explained.returncode == 0, explained.stderr
+    assert re.search(r"ranks: vector_chunks -, vector_definitions -, bm25_chunks \d+,", explained.stdout)
+    assert re.search(
+        r"^   w_lex=1 \[best chunk\]: \+0\.\d+ = 1/\(rrf_k 30 \+ \d+\), bm25_chunks$", explained.stdout, re.M
+    )
+    why = json.loads(cli(env, "search", "Paragraph 1 of page 4", "--json", "--explain", "-k", "1").stdout)
+    assert why["explanation"]["lists"]["vector_chunks"] is None and why["explanation"]["lists"]["bm25_chunks"]
 
     # `docsbot search ... | head`: a reader that leaves early gets no traceback, and the exit status says SIGPIPE
     piped = subprocess.Popen(

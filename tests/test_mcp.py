@@ -195,6 +195,15 @@ def test_stdio_tools_answer_from_the_database_and_reject_bad_calls(crawl, docsit
                 ).fetchone()[0]
                 assert stored == 1, r
                 assert (r["library"], r["version"]) == ("testdocs", "1.0")
+            assert all(r["explanation"] is None for r in results)  # only when asked for
+            why = answer(await session.call_tool("search_docs", {"query": "coroutine task object", "limit": 3,
+                                                                 "explain": True}))  # fmt: skip
+            assert [r["url"] for r in why["results"]] == [r["url"] for r in results]
+            for r in why["results"]:
+                assert set(r["explanation"]["lists"]) == {"vector_chunks", "vector_definitions", "bm25_chunks",
+                                                          "bm25_pages", "symbols"}  # fmt: skip
+                assert r["explanation"]["score"] == pytest.approx(r["score"], abs=1e-5)
+                assert {"w_vec", "w_lex"} & {f["knob"] for f in r["explanation"]["factors"]}
             scoped = answer(await session.call_tool("search_docs", {"query": "install", "library": "testdocs"}))
             assert scoped["results"][0]["url"].endswith("/docs/guide.html")
 

@@ -105,6 +105,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     search.add_argument("--chunks", action="store_true", help="raw chunks instead of one result per page")
     search.add_argument(
+        "--explain",
+        action="store_true",
+        help="under each result, its rank in each candidate list and every ranking knob that changed its score",
+    )
+    search.add_argument(
         "--kind",
         choices=["docs", "changelog", "index", "example"],
         help="only pages of this kind: docs (reference, guides), changelog (release notes, What's New), index; "

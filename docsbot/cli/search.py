@@ -43,6 +43,16 @@ def _load_in_background(embedder: Embedder) -> threading.Thread:
     return thread
 
 
+def explanation_text(explanation: dict) -> str:
+    """An explanation (:mod:`docsbot.store.explaining`) as lines: the ranks in each list, then one line a knob."""
+    ranks = ", ".join(f"{name} {rank if rank is not None else '-'}" for name, rank in explanation["lists"].items())
+    lines = [f"ranks: {ranks}"]
+    for factor in explanation["factors"]:
+        part = f" [{factor['part']}]" if factor.get("part") else ""
+        lines.append(f"{factor['knob']}={factor['value']:g}{part}: {factor['effect']}")
+    return "\n".join(lines)
+
+
 def cmd_search(args: argparse.Namespace) -> int:
     from docsbot.embedding.models import load_embedder
 
@@ -63,7 +73,13 @@ def cmd_search(args: argparse.Namespace) -> int:
         with Searcher(dsn, embedder, pool_size=1) as searcher:
             try:
                 results = searcher.search(
-                    args.query, args.library, args.version, args.k, chunks=args.chunks, kind=args.kind
+                    args.query,
+                    args.library,
+                    args.version,
+                    args.k,
+                    chunks=args.chunks,
+                    kind=args.kind,
+                    explain=args.explain,
                 )
             except UnknownLibrary as exc:
                 print(f"docsbot: {printable(exc)}; index a site with `scrapy crawl docs -a url=URL`", file=sys.stderr)
@@ -72,13 +88,15 @@ def cmd_search(args: argparse.Namespace) -> int:
         loading.join()  # never exit while onnxruntime is still loading on the thread
     if args.json:
         for result in results:
-            print(json.dumps(result.model_dump(), ensure_ascii=False))
+            print(json.dumps(result.model_dump(exclude=None if args.explain else {"explanation"}), ensure_ascii=False))
     else:
         for rank, hit in enumerate(results, 1):
             path = " > ".join(hit.heading_path[1:] if hit.heading_path[:1] == [hit.title] else hit.heading_path)
             print(printable(f"{rank}. {hit.title}" + (f" — {path}" if path else "")))
             print(f"   {hit.deep_link}  (score {hit.score:.4f})")
             print(textwrap.indent(textwrap.fill(_excerpt(hit.content), 100), "   "))
+            if hit.explanation is not None:
+                print(textwrap.indent(explanation_text(hit.explanation), "   "))
             print()
     return 0 if results else 1
 

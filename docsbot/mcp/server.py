@@ -194,13 +194,16 @@ def build_server(index: DocsIndex, token: str | None = None, base_url: str = "ht
                 "example: only sections holding a code example"
             ),
         ] = None,
+        explain: Annotated[
+            bool, Field(description="each result also says why it ranks there: its rank in each list, the knobs")
+        ] = False,
     ) -> SearchDocsResult:
         """Search the indexed documentation (hybrid: full text + embeddings). Returns the best pages, one result
         per page: title, url, deep_link to the best-matching section or definition, heading_path, score and that
         section's Markdown. Release notes rank below the reference unless the query asks about versions or
         changes; kind="changelog" searches them alone, kind="example" code examples alone. Use get_page with url
         (or deep_link) to read more. An unknown library or version is an error listing what is indexed."""
-        return await _call(index.search, query, library, version, limit, kind)
+        return await _call(index.search, query, library, version, limit, kind, explain)
 
     @_tool(server, _READ_ONLY)
     async def list_libraries() -> ListLibrariesResult:

@@ -48,6 +48,12 @@ class SearchHit(BaseModel):
     last_checked_at: str | None = Field(None, description="when a run last found the page (its last 304 or 200)")
     last_modified: str | None = Field(None, description="the server's Last-Modified for the page, as sent")
     changed_at: str | None = Field(None, description="when the page's text last changed in the index")
+    explanation: dict[str, Any] | None = Field(
+        None,
+        description="asked for with explain: the result's rank in each candidate list (lists: vector_chunks, "
+        "vector_definitions, bm25_chunks, bm25_pages, symbols; null where it is not a candidate) and every ranking "
+        "knob that changed its score (factors: knob, value, effect)",
+    )
 
 
 class SearchDocsResult(BaseModel):

@@ -182,12 +182,14 @@ class Reading(IndexCore):
         version: str | None = None,
         limit: int = 5,
         kind: str | None = None,
+        explain: bool = False,
     ) -> SearchDocsResult:
         """Page-level hybrid search (one result per page, its best section or definition); ``kind``: only pages of
-        that kind (``docs``, ``changelog``, ``index``). Raises :class:`~docsbot.service.search.UnknownLibrary` and
+        that kind (``docs``, ``changelog``, ``index``); ``explain``: each result says why it ranks there. Raises
+        :class:`~docsbot.service.search.UnknownLibrary` and
         :class:`~docsbot.service.search.BadQuery`."""
         check_text(query=query, library=library, version=version, kind=kind)
-        results = self.searcher.search(query, library or None, version, limit, kind=kind or None)
+        results = self.searcher.search(query, library or None, version, limit, kind=kind or None, explain=explain)
         return SearchDocsResult(query=query, results=results)
 
     def resolve_library(self, name: str, limit: int = 5) -> LibraryMatches:

@@ -151,11 +151,13 @@ class Searcher:
         *,
         chunks: bool = False,
         kind: str | None = None,
+        explain: bool = False,
     ) -> list[SearchHit]:
         """The ``limit`` best results for ``query``: one per page (default) or raw chunks (``chunks=True``);
         ``kind``: only pages of that kind (``docs``, ``changelog`` or ``index``: ``pages.kind``). Raises
         :class:`BadQuery` for an empty or long query, a limit outside 1-50 or an unknown kind. Each result is a
-        :class:`~docsbot.service.models.SearchHit` (one per page: its best-matching section or definition)."""
+        :class:`~docsbot.service.models.SearchHit` (one per page: its best-matching section or definition); with
+        ``explain``, each carries why it ranks there (:mod:`docsbot.store.explaining`), from the same query."""
         query = " ".join((query or "").split())
         if not query:
             raise BadQuery("the query is empty")
@@ -183,7 +185,15 @@ class Searcher:
         labels = {v.id: (v.library, v.name) for v in usable}
         with self._pool.connection() as conn:
             hits = store.search(
-                conn, query, vector, list(labels), k=limit, per_page=not chunks, page_kind=kind, **self.tuning
+                conn,
+                query,
+                vector,
+                list(labels),
+                k=limit,
+                per_page=not chunks,
+                page_kind=kind,
+                explain=explain,
+                **self.tuning,
             )
             fresh = store.page_freshness(conn, list({h.page_id for h in hits})) if hits else {}
         return [
@@ -199,6 +209,7 @@ class Searcher:
                 last_checked_at=_iso(fresh.get(h.page_id, {}).get("last_checked_at")),
                 last_modified=fresh.get(h.page_id, {}).get("last_modified"),
                 changed_at=_iso(fresh.get(h.page_id, {}).get("content_changed_at")),
+                explanation=h.explanation,
             )
             for h in hits
         ]

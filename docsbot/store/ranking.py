@@ -12,6 +12,7 @@ from pgvector.psycopg import register_vector
 from psycopg import sql
 
 from docsbot.content.identifiers import IDENTIFIER_LIKE, LEXEME_IDENTIFIER, symbol_keys
+from docsbot.store.explaining import chunk_explanation, page_explanation
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -47,6 +48,7 @@ class RankedChunk:
     version_id: int = 0
     deep_link: str | None = None  # url#anchor of the chunk's section, when the page gave one
     page_id: int = 0
+    explanation: dict[str, Any] | None = None  # with search(explain=True): docsbot.store.explaining's shape
 
 
 # Ranking knobs of :func:`search`, tuned on `make eval` (eval/run.py --param NAME=VALUE to try others).
@@ -245,8 +247,8 @@ WITH stats AS MATERIALIZED (
     WHERE s.version_id = ANY(%(versions)s)
       AND s.keys && (SELECT array_agg(key) FROM (SELECT key FROM qkeys UNION SELECT key FROM qphrase) a)
 ), sym_page AS (
-    SELECT DISTINCT ON (page_id) page_id, anchor, bonus FROM (
-        SELECT sym.page_id, sym.anchor,
+    SELECT DISTINCT ON (page_id) page_id, anchor, bonus, ident, exact, pages FROM (
+        SELECT sym.page_id, sym.anchor, sym.ident, sym.exact, n.pages,
                (CASE WHEN sym.ident THEN %(w_sym)s
                      WHEN (SELECT count(*) FROM qkeys) <= %(sym_word_max_words)s THEN %(w_sym_word)s ELSE 0 END)
                * (CASE WHEN sym.exact THEN 1.0 ELSE %(sym_suffix)s END) / n.pages AS bonus
@@ -260,15 +262,14 @@ WITH stats AS MATERIALIZED (
     -- (its own definition row first: the definition alone, as it is embedded)
     SELECT DISTINCT ON (st.page_id) d.id FROM sym_top st JOIN documents d ON d.page_id = st.page_id
     ORDER BY st.page_id, (d.metadata ->> 'anchor' = st.anchor) DESC NULLS LAST, d.kind DESC, d.sort_order, d.id
-), chunk AS (
+), chunk_parts AS (
+    -- what each candidate's score is made of: its rank in each list and the factors that apply to it
     SELECT d.id, d.page_id, d.sort_order, d.content, d.metadata, d.kind, vec.distance, p.url, p.title, p.version_id,
-           (COALESCE(CASE WHEN vec.kind = 0 THEN %(w_vec)s
-                          WHEN vec.distance + %(def_gap)s <= (SELECT min(distance) FROM vec WHERE kind = 0)
-                          THEN %(w_def_near)s ELSE %(w_def)s END / (%(rrf_k)s + vec.rank), 0)
-            + COALESCE(weights.lex / (%(rrf_k)s + lex.rank), 0))
-           * (CASE WHEN p.link_share >= %(nav_share)s THEN %(nav_factor)s ELSE 1.0 END)
-           * (CASE WHEN ident_gate.active AND p.id NOT IN (SELECT page_id FROM ident_pages)
-                   THEN %(ident_miss)s ELSE 1.0 END) AS score
+           vec.kind AS vec_kind, vec.rank AS vec_rank,
+           (vec.kind = 1 AND vec.distance + %(def_gap)s <= (SELECT min(distance) FROM vec WHERE kind = 0)) AS def_near,
+           lex.rank AS lex_rank, weights.lex AS w_lex_used, weights.ident AS lex_ident,
+           p.link_share >= %(nav_share)s AS nav,
+           (ident_gate.active AND p.id NOT IN (SELECT page_id FROM ident_pages)) AS ident_missed
     FROM (SELECT id FROM vec UNION SELECT doc_id FROM lex UNION SELECT id FROM sym_chunks
           UNION SELECT id FROM plex_chunks) hits
     JOIN documents d ON d.id = hits.id
@@ -280,19 +281,32 @@ WITH stats AS MATERIALIZED (
     WHERE %(page_kind)s::text IS NULL OR p.kind = %(page_kind)s::text
        -- code examples: the chunks that hold a fenced code block (CommonMark: ``` or ~~~ after at most 3 spaces)
        OR (%(page_kind)s::text = 'example' AND d.kind = 0 AND d.content ~ '(^|\n) {{0,3}}(```|~~~)')
+), chunk AS (
+    SELECT c.*,
+           (COALESCE(CASE WHEN c.vec_kind = 0 THEN %(w_vec)s WHEN c.def_near THEN %(w_def_near)s ELSE %(w_def)s END
+                     / (%(rrf_k)s + c.vec_rank), 0)
+            + COALESCE(c.w_lex_used / (%(rrf_k)s + c.lex_rank), 0))
+           * (CASE WHEN c.nav THEN %(nav_factor)s ELSE 1.0 END)
+           * (CASE WHEN c.ident_missed THEN %(ident_miss)s ELSE 1.0 END) AS score
+    FROM chunk_parts c
 ), ranked AS (
     SELECT c.*, row_number() OVER (PARTITION BY c.page_id ORDER BY c.score DESC, c.id) AS nth,
            max(c.score) OVER (PARTITION BY c.page_id) AS best
     FROM chunk c
 ), pages_ranked AS (
     SELECT r.page_id, r.best
-           + %(w_page_rest)s * (SELECT COALESCE(sum(o.score), 0) FROM ranked o WHERE o.page_id = r.page_id
-                                AND o.nth BETWEEN 2 AND 3)
+           + %(w_page_rest)s * rest.score
            + (COALESCE(sp.bonus, 0) + COALESCE(%(w_page_lex)s / (%(rrf_k)s + plex.rank), 0))
              * (CASE WHEN pg.link_share >= %(nav_share)s THEN %(nav_factor)s ELSE 1.0 END)
-           AS page_score, sp.anchor AS sym_anchor, pg.kind AS page_kind
+           AS unkinded, sp.anchor AS sym_anchor, pg.kind AS page_kind,
+           -- the parts of the page's score (its best chunk's, the rest's, the page lists'), for an explanation
+           r.id AS best_id, r.best, r.vec_kind, r.vec_rank, r.def_near, r.lex_rank, r.lex_ident, r.nav,
+           r.ident_missed, rest.score AS rest, sp.bonus AS sym_bonus, sp.ident AS sym_ident, sp.exact AS sym_exact,
+           sp.pages AS sym_pages, plex.rank AS plex_rank
     FROM ranked r JOIN pages pg ON pg.id = r.page_id LEFT JOIN sym_page sp ON sp.page_id = r.page_id
     LEFT JOIN plex ON plex.page_id = r.page_id
+    CROSS JOIN LATERAL (SELECT COALESCE(sum(o.score), 0) AS score FROM ranked o WHERE o.page_id = r.page_id
+                        AND o.nth BETWEEN 2 AND 3) rest
     WHERE r.nth = 1
       -- a whole-book copy (page_repeats) gives way to a page it repeats whose hits hold its best chunk's text
       AND NOT EXISTS (SELECT 1 FROM page_repeats pr JOIN ranked o ON o.page_id = pr.page_id
@@ -300,11 +314,11 @@ WITH stats AS MATERIALIZED (
 ), pages_kinded AS (
     -- release notes rank below the reference unless the query asks about versions or changes, or names an
     -- identifier the text holds (the release that added CMP0036 is an answer to "CMP0036")
-    SELECT page_id, sym_anchor,
-           page_score * (CASE WHEN page_kind = 'changelog' AND NOT %(text)s ~* %(change_words)s
-                               AND NOT (SELECT ident FROM weights)
-                              THEN %(changelog_factor)s ELSE 1.0 END) AS page_score
-    FROM pages_ranked
+    SELECT k.*, k.unkinded * (CASE WHEN k.changelog THEN %(changelog_factor)s ELSE 1.0 END) AS page_score
+    FROM (SELECT pr.*,
+                 (pr.page_kind = 'changelog' AND NOT %(text)s ~* %(change_words)s
+                  AND NOT (SELECT ident FROM weights)) AS changelog
+          FROM pages_ranked pr) k
     ORDER BY page_score DESC, page_id
     LIMIT CASE WHEN %(per_page)s THEN %(k)s ELSE 0 END
 ), page_def AS (
@@ -320,14 +334,16 @@ WITH stats AS MATERIALIZED (
     ORDER BY r.page_id, (r.metadata ->> 'anchor' = pk.sym_anchor) DESC NULLS LAST, r.distance NULLS LAST, r.id
 )
 SELECT pr.page_id, pr.page_score, pr.sym_anchor, r.url, r.title, r.version_id, r.id, r.sort_order, r.content,
-       COALESCE(r.metadata -> 'heading_path', '[]'::jsonb), r.metadata ->> 'anchor', r.score, r.nth, r.kind
+       COALESCE(r.metadata -> 'heading_path', '[]'::jsonb), r.metadata ->> 'anchor', r.score, r.nth, r.kind,
+       {explain_page}, {explain_chunk}
 FROM pages_kinded pr JOIN ranked r ON r.page_id = pr.page_id
 WHERE r.id IN (SELECT id FROM page_def)
    OR (pr.page_id NOT IN (SELECT page_id FROM page_def) AND r.kind = 0
        AND r.nth <= %(merge)s AND r.score >= r.best * %(merge_ratio)s)
 UNION ALL
 (SELECT r.page_id, r.score, NULL, r.url, r.title, r.version_id, r.id, r.sort_order, r.content,
-        COALESCE(r.metadata -> 'heading_path', '[]'::jsonb), r.metadata ->> 'anchor', r.score, 1, r.kind
+        COALESCE(r.metadata -> 'heading_path', '[]'::jsonb), r.metadata ->> 'anchor', r.score, 1, r.kind,
+        NULL::jsonb, {explain_chunk}
  FROM ranked r WHERE NOT %(per_page)s ORDER BY r.score DESC, r.id LIMIT %(k)s)
 """
 
@@ -341,13 +357,28 @@ _NEAREST_BRANCH = """(
       AND {version} = ANY(ARRAY(SELECT version_id FROM vec_versions))
     ORDER BY distance LIMIT %(candidates)s + %(def_candidates)s
 )"""
+# What an explained search adds to each row (search(explain=True)): the page's parts of its score and the best rank
+# any of its chunks has in each list, the chunk's ranks and factors; NULL otherwise, at no cost
+_EXPLAIN_PAGE = """
+    to_jsonb(pr) - 'sym_anchor' || jsonb_build_object(
+        'sym_rank', (SELECT count(*) + 1 FROM sym_page o WHERE o.bonus > pr.sym_bonus),
+        'lists', (SELECT jsonb_build_object(
+                     'vector_chunks', min(o.vec_rank) FILTER (WHERE o.vec_kind = 0),
+                     'vector_definitions', min(o.vec_rank) FILTER (WHERE o.vec_kind = 1),
+                     'bm25_chunks', min(o.lex_rank))
+                  FROM ranked o WHERE o.page_id = pr.page_id))"""
+_EXPLAIN_CHUNK = """
+    jsonb_build_object('vec_kind', r.vec_kind, 'vec_rank', r.vec_rank, 'distance', r.distance,
+                       'def_near', r.def_near, 'lex_rank', r.lex_rank, 'lex_ident', r.lex_ident, 'nav', r.nav,
+                       'ident_missed', r.ident_missed)"""
 _NO_BRANCH = "SELECT NULL::bigint AS id, NULL::smallint AS kind, NULL::float8 AS distance WHERE false"
 
 
-def search_sql(dim: int, version_ids: Iterable[int]) -> sql.Composed:
+def search_sql(dim: int, version_ids: Iterable[int], explain: bool = False) -> sql.Composed:
     """The hybrid search statement for query vectors of ``dim`` dimensions over ``version_ids`` (one vector branch
     per version, see :mod:`docsbot.store.vector_index`); its parameters are :func:`search`'s. What counts as an
-    identifier in the query is :mod:`docsbot.content.identifiers`' rule, composed in as literals."""
+    identifier in the query is :mod:`docsbot.content.identifiers`' rule, composed in as literals. ``explain``: each
+    row ends with two JSON objects (the page's parts, the chunk's ranks and factors) instead of two NULLs."""
     branches = [
         sql.SQL(_NEAREST_BRANCH).format(dim=sql.Literal(int(dim)), version=sql.Literal(int(v)))
         for v in sorted(set(version_ids))
@@ -358,6 +389,8 @@ def search_sql(dim: int, version_ids: Iterable[int]) -> sql.Composed:
         per_version=per_version,
         identifier_like=sql.Literal(IDENTIFIER_LIKE.pattern),
         lexeme_identifier=sql.Literal(LEXEME_IDENTIFIER.pattern),
+        explain_page=sql.SQL(_EXPLAIN_PAGE if explain else "NULL::jsonb"),
+        explain_chunk=sql.SQL(_EXPLAIN_CHUNK if explain else "NULL::jsonb"),
     )
 
 
@@ -369,6 +402,7 @@ def search(
     k: int = 5,
     per_page: bool = False,
     page_kind: str | None = None,
+    explain: bool = False,
     **tuning: Any,
 ) -> list[RankedChunk]:
     """Hybrid search, fused by weighted reciprocal rank fusion (score = Σ w / (rrf_k + rank)) of:
@@ -393,7 +427,9 @@ def search(
     :data:`CHANGE_WORDS` or names an identifier the version's text holds. ``page_kind``: only pages of that kind
     (:data:`PAGE_KINDS`). ``per_page``: one hit per page, its best chunks merged in page order and a deep link to
     its definition or best section;
-    otherwise the ``k`` best chunks. ``tuning`` overrides :data:`SEARCH_DEFAULTS`; unknown names raise
+    otherwise the ``k`` best chunks. ``explain``: each hit carries its explanation (:mod:`docsbot.store.explaining`:
+    its rank in each list, every knob that changed its score), from the same statement. ``tuning`` overrides
+    :data:`SEARCH_DEFAULTS`; unknown names raise
     ``TypeError``.
     """
     unknown = set(tuning) - set(SEARCH_DEFAULTS)
@@ -410,7 +446,7 @@ def search(
         ef_search = max(int(ef), params["candidates"] + params["def_candidates"])
         conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(min(ef_search, 1000))))
         rows = conn.execute(
-            search_sql(dim, version_ids),
+            search_sql(dim, version_ids, explain),
             {
                 **params,
                 "vector": vector,
@@ -424,8 +460,18 @@ def search(
         ).fetchall()
     if not per_page:
         return [
-            RankedChunk(url, title, list(path), float(score), content, version_id, _deep_link(url, anchor), page_id)
-            for page_id, _, _, url, title, version_id, _, _, content, path, anchor, score, _, _ in rows
+            RankedChunk(
+                url,
+                title,
+                list(path),
+                float(score),
+                content,
+                version_id,
+                _deep_link(url, anchor),
+                page_id,
+                chunk_explanation(chunk, float(score), params) if explain else None,
+            )  # fmt: skip
+            for page_id, _, _, url, title, version_id, _, _, content, path, anchor, score, _, _, _, chunk in rows
         ]
     pages: dict[int, list[tuple]] = {}
     for row in rows:
@@ -436,10 +482,11 @@ def search(
         # neighbours'), else the page's best chunks in page order
         definition = next((c for c in chunks if c[13] == 1), None)
         best = definition or min(chunks, key=lambda c: c[12])
-        page_id, page_score, sym_anchor, url, title, version_id, _, _, _, path, anchor, _, _, _ = best
+        page_id, page_score, sym_anchor, url, title, version_id, _, _, _, path, anchor, _, _, _, page, _ = best
         content = best[8] if definition else "\n\n".join(c[8] for c in sorted(chunks, key=lambda c: c[7]))
         link = _deep_link(url, sym_anchor or anchor)
-        hits.append(RankedChunk(url, title, list(path), float(page_score), content, version_id, link, page_id))
+        why = page_explanation(page, 1 if definition else len(chunks), params) if explain else None
+        hits.append(RankedChunk(url, title, list(path), float(page_score), content, version_id, link, page_id, why))
     return hits
 
 

@@ -155,7 +155,8 @@ class Pages:
             if as_json:
                 raise _invalid("the query is empty: pass q=")
             return View(None, "search.html", title="Search", result=None, **context)
-        result = await self.call(self.index.search, query, library, version, limit, kind)
+        explain = params.get("explain") in ("1", "true")  # each result says why it ranks there
+        result = await self.call(self.index.search, query, library, version, limit, kind, explain)
         return View(result, "search.html", title=f"{query[:80]} · Search", result=result, **context)
 
     @view
