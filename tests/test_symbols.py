@@ -584,3 +584,31 @@ def test_doxygen_pages_lose_their_banner_and_separator_rows():
         assert chrome not in page.markdown
     assert [(s.name, s.anchor) for s in page.symbols] == [("MDB_RDONLY", "ga1")]
     assert page.markdown[page.symbols[0].offset :].startswith("MDB_RDONLY\n\nread only")
+
+
+# PostgreSQL 15's DocBook XSL output: the section's id on its <div>, the heading inside three wrapper <div>s, no id
+# of its own; a variable list's terms carry the book index's target (an indexterm), not an anchor
+POSTGRES_15_SECTION = """<html><head><title>13.2. Transaction Isolation</title></head><body>
+<div class="sect1" id="TRANSACTION-ISO"><div class="titlepage"><div><div><h2 class="title" style="clear: both">
+13.2. Transaction Isolation</h2></div></div></div>
+<p>The phenomena which are prohibited at various levels are:</p>
+<div class="variablelist"><dl class="variablelist"><dt><span class="term">
+       phantom read
+       <a id="id-1.5.12.5.4.1.3.1.1" class="indexterm"></a>
+      </span></dt><dd><p>A transaction re-executes a query returning a set of rows that satisfy a search condition and
+      finds that the set has changed.</p></dd>
+<dt><span class="term">read only</span></dt><dd><p>Neither indexed nor anchored: no term.</p></dd></dl></div>
+<div class="itemizedlist"><ul class="itemizedlist"><li class="listitem"><p>
+      <a id="id-1.7.3.22.3.4.21.1.1" class="indexterm"></a>
+      <code class="envar">PGSSLSNI</code>  behaves the same as the <a class="xref" href="libpq-connect.html">sslsni</a>
+      connection parameter.</p></li></ul></div>
+</div></body></html>"""
+
+
+def test_a_docbook_section_whose_heading_sits_in_wrappers_anchors_its_list_items_and_indexed_terms():
+    page = extract_page(POSTGRES_15_SECTION, "http://h/transaction-iso.html")
+    assert [(s.name, s.anchor) for s in page.symbols] == [
+        ("phantom read", "TRANSACTION-ISO"),
+        ("PGSSLSNI", "TRANSACTION-ISO"),
+    ]
+    assert [a.id for a in page.anchors] == ["TRANSACTION-ISO"]  # the heading's deep link too

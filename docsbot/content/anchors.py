@@ -44,6 +44,9 @@ class Placed(Protocol):
     def anchors(self) -> bool: ...
 
 
+_HEADING_WRAPPERS = 3  # DocBook XSL's titlepage: three <div>s between a section and its heading
+
+
 def anchor_id(el) -> str | None:  # noqa: ANN001
     """The id a link to ``el`` (a heading, a term, a DocBook refentry) names: its own, an empty ``<a id|name>`` at
     its start (DocBook XSL's ``<h2 class="title"><a id="x"></a>Title``, ``<dt><a id="guc-work-mem"></a>`` and
@@ -66,9 +69,19 @@ def anchor_id(el) -> str | None:  # noqa: ANN001
                     return target
             break
     if el.tag in HEADING_TAGS:
-        parent = el.getparent()  # Sphinx: <section id="..."><h2>..., the heading its section's first child
-        if parent is not None and parent.get("id") and len(parent) and parent[0] is el:
-            return parent.get("id")
+        # Sphinx: <section id="..."><h2>..., the heading its section's first child; DocBook XSL (PostgreSQL's):
+        # <div class="sect1" id="..."><div class="titlepage"><div><div><h2>..., first inside the wrappers of its
+        # section's first child
+        node = el
+        for _ in range(_HEADING_WRAPPERS + 1):
+            parent = node.getparent()
+            if parent is None or not len(parent) or parent[0] is not node:
+                break
+            if parent.get("id"):
+                return parent.get("id")
+            if parent.tag != "div":
+                break
+            node = parent
         prev = el.getprevious()  # <span id="..."></span><h2>...
         if prev is not None and isinstance(prev.tag, str) and not (prev.text_content() or "").strip():
             target = prev.get("id") or (prev.get("name") if prev.tag == "a" else None)

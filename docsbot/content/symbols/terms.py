@@ -29,5 +29,8 @@ def term_name(dt, own_anchor: str | None) -> str:  # noqa: ANN001 - an lxml elem
     if NAME_SHAPE.fullmatch(term) and IDENTIFIER_LIKE.search(term):
         return term
     # A term of plain words under an anchor of its own is a defined term (Sphinx's glossary: <dt id="term-magic-
-    # method">magic method</dt>; DocBook's glossary and variable lists): found when a query is that term.
-    return term if own_anchor and TERM_WORDS.fullmatch(term) else ""
+    # method">magic method</dt>; DocBook's glossary and variable lists), as is one the book's index points to
+    # (DocBook's <a class="indexterm" id> inside the term: PostgreSQL's "phantom read"): found when a query is
+    # that term.
+    indexed = any("indexterm" in (a.get("class") or "").split() for a in dt.iter("a"))
+    return term if (own_anchor or indexed) and TERM_WORDS.fullmatch(term) else ""
