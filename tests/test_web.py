@@ -150,6 +150,10 @@ def test_pages_and_their_json_twins_answer_from_the_index(indexed, serve, db):
         assert f'href="{r["deep_link"]}"' in page.text  # every result's deep link, as the service gives it
     scoped = get(f"{base}/search.json", params={"q": "install", "library": "testdocs", "version": "1.0"}).json()
     assert scoped["results"][0]["url"].endswith("/docs/guide.html")
+    why = get(f"{base}/search.json", params={"q": "coroutine task object", "explain": "1"}).json()
+    assert [r["url"] for r in why["results"]] == [r["url"] for r in twin["results"]]
+    assert all(r["explanation"]["lists"] and r["explanation"] is not None for r in why["results"])
+    assert all(r["explanation"] is None for r in twin["results"])  # only when asked for
 
     # libraries: the counts of the database
     pages, chunks = db.execute("SELECT (SELECT count(*) FROM pages), (SELECT count(*) FROM documents)").fetchone()
