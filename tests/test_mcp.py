@@ -486,7 +486,7 @@ def test_refresh_tools_listed_only_when_allowed_and_json_schema_is_stable(databa
             return {t.name: sorted(t.input_schema["properties"]) for t in (await s.list_tools()).tools}
 
     assert anyio.run(main) == {
-        "search_docs": ["kind", "library", "limit", "query", "version"],
+        "search_docs": ["explain", "kind", "library", "limit", "query", "version"],
         "list_libraries": [],
         "resolve_library": ["name"],
         "get_docs": ["library", "max_tokens", "topic", "version"],
