@@ -15,7 +15,7 @@ import anyio
 import httpx2
 import pytest
 
-from docsbot.web import excerpt, highlight, render_markdown
+from docsbot.web import excerpt, highlight, render_markdown, render_snippet
 from tests.conftest import docsbot_env
 from tests.docsite import html_page
 from tests.servers import ServerProcess
@@ -88,6 +88,49 @@ def test_markdown_is_rendered_with_html_escaped_and_section_ids():
     assert '<h2 id="one">One</h2>' in html
     assert "<script>" not in html and "&lt;script&gt;" in html
     assert "<table>" in html and "<td>1</td>" in html
+
+
+# Stored Markdown as html-to-markdown writes it, with what a hostile page could put in it
+SNIPPET_MARKDOWN = """Call *coro* with `asyncio.gather` (a \\ path); <b>gather</b> them all.
+
+```python
+result = await asyncio.gather(a, b)  # gather both
+```
+
+| name | gather |
+|---|---|
+| `x` | 1 |
+
+<script>alert(1)</script> <img src=x onerror=alert(2)> [click](javascript:alert(3)) ![pic](javascript:alert(4))
+"""
+
+
+def test_a_snippet_is_rendered_as_the_docs_are_with_the_query_marked_in_text_only():
+    html = str(render_snippet(SNIPPET_MARKDOWN, "gather"))
+    assert "<em>coro</em>" in html and "*coro*" not in html
+    assert "<code>asyncio.<mark>gather</mark></code>" in html  # inline code set as code, its word marked
+    assert "(a \\ path)" in html  # Markdown's escaped backslash shown as one
+    assert '<pre><code class="language-python">' in html and '<span class="hl-k">await</span>' in html
+    assert "<mark>" not in html.split("<pre>")[1].split("</pre>")[0]  # never inside Pygments' markup
+    assert "<th><mark>gather</mark></th>" in html and "<td><code>x</code></td>" in html
+    assert "&lt;b&gt;<mark>gather</mark>&lt;/b&gt;" in html  # raw HTML is text, its words still marked
+    # nothing of the page's own HTML or script reaches the page: tags escaped, javascript: links dropped
+    assert "<script" not in html and "<img" not in html and "<b>" not in html
+    assert 'href="javascript' not in html and "&lt;script&gt;" in html
+    assert str(render_snippet("see [x](javascript:alert(1))", "x")).count("<a") == 0
+
+
+def test_a_snippet_is_cut_between_blocks_and_a_long_code_block_is_closed():
+    markdown = "First *para*.\n\n- one\n- two\n\n" + "Second para. " * 80
+    html = str(render_snippet(markdown, "", width=100))
+    assert html.count("<ul>") == html.count("</ul>") == 1 and "Second" not in html
+    long_code = "```python\n" + "x = 1\n" * 200 + "```\n\nafter"
+    html = str(render_snippet(long_code, "", width=100))
+    assert html.startswith("<pre><code") and html.rstrip().endswith("</code></pre>") and "after" not in html
+    assert 5 < html.count("hl-mi") < 20  # the first lines only
+    assert str(render_snippet("```nosuchlanguage\n<b>x</b>\n```", "")) == (
+        '<pre><code class="language-nosuchlanguage">&lt;b&gt;x&lt;/b&gt;\n</code></pre>\n'
+    )
 
 
 class _Index:
