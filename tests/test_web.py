@@ -488,3 +488,79 @@ def test_llms_txt_for_every_indexed_version_current_after_a_refresh(indexed, ser
     full = get(f"{base}/docs/testdocs@1.0/llms-full.txt").text
     assert "Install it with uv now." in full and "Install the library with pip." not in full
     assert get(f"{base}/docs/testdocs@latest/llms.txt").text.startswith("# testdocs@1.0")
+
+
+RICH_BODY = (
+    "<h2>Gathering</h2><p>Call <em>coro</em> with <code>asyncio.gather</code> to gather them; a C:\\path.</p>"
+    '<div class="highlight-python"><div class="highlight"><pre>result = await asyncio.gather(a, b)</pre></div></div>'
+    "<table><tr><th>name</th><th>gather</th></tr><tr><td><code>x</code></td><td>1</td></tr></table>"
+    "<p>&lt;script&gt;window.owned = 1&lt;/script&gt; &lt;img src=x onerror=window.owned=2&gt; "
+    '<a href="javascript:window.owned=3">click to gather</a> the end.</p>'
+)
+
+
+def test_browser_snippets_render_as_docs_every_page_keeps_a_clean_console_and_the_run_shows_its_vectors(
+    docsite, crawl, serve, browser, db
+):
+    """A result's snippet in Chromium: emphasis, inline code, a highlighted code block and a table as elements, the
+    page's own HTML and script as text; no page logs a console error (the favicon is there); the run page's vectors
+    are the database's (a crawl that leaves its vectors to `docsbot embed`)."""
+    docsite.site.put("/rich/index.html", html_page("Rich", RICH_BODY))
+    result = crawl(url=f"{docsite.url}/rich/index.html", library="rich", env={"DOCSBOT_CRAWL_EMBED_WORKERS": "0"})
+    assert result.returncode == 4, result.stderr[-3000:]  # pages stored, vectors pending
+    run_id = db.execute("SELECT max(id) FROM crawl_runs").fetchone()[0]
+    done, waiting = db.execute("SELECT count(embedding), count(*) - count(embedding) FROM documents").fetchone()
+    assert waiting > 0 and done == 0
+    server = serve()
+    search = get(f"{server.url}/search.json", params={"q": "gather"}).json()["results"][0]
+    assert "*coro*" in search["content"] and "<em>coro</em>" in search["snippet_html"]
+    assert get(f"{server.url}/favicon.ico").headers["content-type"] == "image/svg+xml"
+
+    page = browser.new_page(viewport={"width": 1100, "height": 800})
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(f"{page.url}: {m.text}") if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(f"{page.url}: {e}"))
+    page.on("dialog", lambda d: (errors.append(f"dialog {d.message}"), d.dismiss()))
+    try:
+        page.goto(f"{server.url}/?q=gather")
+        snippet = page.locator("ol.results > li .snippet").first
+        assert snippet.locator("em").inner_text() == "coro"
+        assert snippet.locator("p code").first.inner_text() == "asyncio.gather"
+        assert "await" in snippet.locator("pre code .hl-k").all_inner_texts()  # highlighted as Python
+        assert snippet.locator("table th").all_inner_texts() == ["name", "gather"]
+        assert snippet.locator("table td code").inner_text() == "x"
+        text = snippet.inner_text()
+        assert "*coro*" not in text and "`" not in text and "| ---" not in text and "C:\\path" in text
+        assert "<script>window.owned = 1</script>" in text  # the page's own markup is shown, never run
+        assert snippet.locator("script, img, [onerror]").count() == 0
+        assert snippet.locator("a[href^=javascript]").count() == 0
+        assert snippet.locator("mark").count() >= 3  # in text, table and inline code
+        assert page.evaluate("window.owned") is None
+        accessible(page)
+        shot(page, "search")
+
+        page.goto(f"{server.url}/runs/{run_id}")
+        vectors = page.locator("#vectors")
+        assert (vectors.get_attribute("data-done"), vectors.get_attribute("data-waiting")) == (str(done), str(waiting))
+        assert vectors.inner_text().startswith(f"{done:,} done, {waiting:,} waiting")
+        assert page.locator("#run").get_attribute("data-live") == "no"  # no worker: nothing to follow
+        accessible(page)
+        shot(page, "run")
+
+        page.goto(f"{server.url}/libraries")
+        assert f"{waiting:,} waiting" in page.locator("[data-vectors]").inner_text()
+        pages = (
+            "/libraries",
+            "/changes?library=rich&version=",
+            f"/page?url={docsite.url}/rich/index.html",
+            "/",
+            "/nosuchpage",
+        )
+        for path in pages:
+            page.goto(f"{server.url}{path}")
+            page.wait_for_load_state("networkidle")
+        assert errors == [
+            f"{server.url}/nosuchpage: Failed to load resource: the server responded with a status of 404 (Not Found)"
+        ]
+    finally:
+        page.close()
