@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = os.environ.get("DOCSBOT_CHROMIUM", "/usr/bin/chromium")
-# Where the screenshots come from: DOCSBOT_SCREENSHOTS=docs/screenshots pytest tests/test_web.py -k browser
+# Where the docs site's screenshots come from: `make screenshots` (DOCSBOT_SCREENSHOTS=docs/screenshots, -m browser)
 SCREENSHOTS = os.environ.get("DOCSBOT_SCREENSHOTS")
 AUTH = {"Authorization": "Bearer tok"}  # a server that allows writes has a token (DOCSBOT_MCP_TOKEN=tok here)
 
@@ -106,7 +106,8 @@ result = await asyncio.gather(a, b)  # gather both
 
 
 def test_a_snippet_is_rendered_as_the_docs_are_with_the_query_marked_in_text_only():
-    html = str(render_snippet(SNIPPET_MARKDOWN, "gather"))
+    html = str(render_snippet("## Gathering\n\n" + SNIPPET_MARKDOWN, "gather"))
+    assert html.startswith('<p class="heading">Gathering</p>') and "<h2" not in html
     assert "<em>coro</em>" in html and "*coro*" not in html
     assert "<code>asyncio.<mark>gather</mark></code>" in html  # inline code set as code, its word marked
     assert "(a \\ path)" in html  # Markdown's escaped backslash shown as one
@@ -371,9 +372,14 @@ def accessible(page) -> None:
 
 
 def shot(page, name: str) -> None:
+    """The docs site's picture of ``page`` (``make screenshots``): its first 1280x800 pixels, as a reader's window
+    shows it, into ``$DOCSBOT_SCREENSHOTS/NAME.png``."""
     if SCREENSHOTS:
         Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(Path(SCREENSHOTS) / f"{name}.png"), full_page=True)
+        size = page.viewport_size
+        page.set_viewport_size({"width": 1280, "height": 800})
+        page.screenshot(path=str(Path(SCREENSHOTS) / f"{name}.png"))
+        page.set_viewport_size(size)
 
 
 def test_browser_search_follow_a_deep_link_refresh_and_follow_the_run(indexed, serve, browser, db):
@@ -537,7 +543,7 @@ def test_browser_snippets_render_as_docs_every_page_keeps_a_clean_console_and_th
         assert snippet.locator("mark").count() >= 3  # in text, table and inline code
         assert page.evaluate("window.owned") is None
         accessible(page)
-        shot(page, "search")
+        shot(page, "search-snippets")
 
         page.goto(f"{server.url}/runs/{run_id}")
         vectors = page.locator("#vectors")
@@ -545,7 +551,7 @@ def test_browser_snippets_render_as_docs_every_page_keeps_a_clean_console_and_th
         assert vectors.inner_text().startswith(f"{done:,} done, {waiting:,} waiting")
         assert page.locator("#run").get_attribute("data-live") == "no"  # no worker: nothing to follow
         accessible(page)
-        shot(page, "run")
+        shot(page, "run-vectors")
 
         page.goto(f"{server.url}/libraries")
         assert f"{waiting:,} waiting" in page.locator("[data-vectors]").inner_text()
@@ -559,6 +565,8 @@ def test_browser_snippets_render_as_docs_every_page_keeps_a_clean_console_and_th
         for path in pages:
             page.goto(f"{server.url}{path}")
             page.wait_for_load_state("networkidle")
+            if path.startswith("/changes"):
+                shot(page, "changes")
         assert errors == [
             f"{server.url}/nosuchpage: Failed to load resource: the server responded with a status of 404 (Not Found)"
         ]

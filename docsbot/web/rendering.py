@@ -181,12 +181,17 @@ def _snippet_source(markdown: str, width: int) -> str:
 
 def render_snippet(markdown: str, query: str, width: int = SNIPPET_CHARS) -> Markup:
     """A result's Markdown as safe HTML, as a page view renders it (raw HTML escaped, unsafe link addresses dropped,
-    images as links), cut at a block boundary after about ``width`` characters; code blocks whose language Pygments
-    knows highlighted (classes ``hl-*``); the query's words marked with ``<mark>`` (as :func:`highlight`) in text and
-    inline code only, never inside a tag, an attribute or a code block's markup."""
+    images as links; its headings as ``<p class="heading">``, outside the results page's outline), cut at a block
+    boundary after about ``width`` characters; code blocks whose language Pygments knows highlighted (classes
+    ``hl-*``); the query's words marked with ``<mark>`` (as :func:`highlight`) in text and inline code only,
+    never inside a tag, an attribute or a code block's markup."""
     env: dict[str, Any] = {}
     tokens = _MARKDOWN_SNIPPET.parse(_snippet_source(markdown, width), env)
     for token in tokens:
+        if token.type in ("heading_open", "heading_close"):  # a result's headings are not the results page's own
+            if token.type == "heading_open":
+                token.attrSet("class", "heading")
+            token.tag = "p"
         for child in token.children or []:
             if child.type == "text":
                 child.type, child.content = "html_inline", str(highlight(child.content, query))
