@@ -550,8 +550,19 @@ def test_browser_snippets_render_as_docs_every_page_keeps_a_clean_console_and_th
         assert (vectors.get_attribute("data-done"), vectors.get_attribute("data-waiting")) == (str(done), str(waiting))
         assert vectors.inner_text().startswith(f"{done:,} done, {waiting:,} waiting")
         assert page.locator("#run").get_attribute("data-live") == "no"  # no worker: nothing to follow
+        # a worker's heartbeat (what `docsbot embed` writes): the page follows it until the worker ends
+        model = db.execute("SELECT embedding_model FROM versions").fetchone()[0]
+        worker = db.execute(
+            "INSERT INTO embed_workers (model, host, pid, rate) VALUES (%s, 'elsewhere', 1, 2.5) RETURNING id", [model]
+        ).fetchone()[0]
+        page.reload()
+        assert page.locator("#run").get_attribute("data-live") == "yes"
+        assert "2.5 chunks/s" in vectors.inner_text() and "(1 worker embedding)" in vectors.inner_text()
         accessible(page)
         shot(page, "run-vectors")
+        db.execute("UPDATE embed_workers SET finished_at = now() WHERE id = %s", [worker])
+        page.locator("#run[data-live=no]").wait_for(timeout=20_000)  # the script saw it on the JSON twin
+        assert "no worker is embedding" in vectors.inner_text()
 
         page.goto(f"{server.url}/libraries")
         assert f"{waiting:,} waiting" in page.locator("[data-vectors]").inner_text()
