@@ -20,7 +20,7 @@ VERSION ?= 3.11
 ARGS ?=
 Q ?= create a task with asyncio
 
-.PHONY: install model export-model chromium shub corpora jsdocs docs docs-server index refresh search status test check lint bench matrix eval clean
+.PHONY: install model export-model chromium shub corpora jsdocs docs docs-server screenshots index refresh search status test check lint bench matrix eval clean
 
 install: $(VENV)/.installed
 $(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
@@ -130,6 +130,12 @@ eval: install model docs-server
 	$(BIN)/python -c "from bench.matrix import build_docs_site, SITES; build_docs_site(SITES / 'docsbot-docs' / 'site')"
 	DOCS_PORT=$(DOCSBOT_DOCS_PORT) DOCS_ROOT=$(CURDIR)/.build/sites/docsbot-docs/site scripts/serve_python_docs.sh
 	$(BIN)/python eval/run.py --index-missing $(EVAL_ARGS)
+
+# The web guide's screenshots (docs/screenshots/*.png, 1280x800): the browser tests serve a small site indexed by the
+# real pipeline and photograph each page as they check it; optipng shrinks them when it is installed.
+screenshots: install chromium
+	DOCSBOT_SCREENSHOTS=docs/screenshots $(BIN)/pytest tests/test_web.py -m browser -q -p no:cacheprovider
+	if command -v optipng >/dev/null; then optipng -quiet -o2 docs/screenshots/*.png; fi
 
 # The documentation site (mkdocs.yml, docs/): built into site/ in strict mode, its reference pages generated from the
 # code; `.venv/bin/mkdocs serve` previews it.

@@ -15,7 +15,7 @@ import anyio
 import httpx2
 import pytest
 
-from docsbot.web import excerpt, highlight, render_markdown
+from docsbot.web import excerpt, highlight, render_markdown, render_snippet
 from tests.conftest import docsbot_env
 from tests.docsite import html_page
 from tests.servers import ServerProcess
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = os.environ.get("DOCSBOT_CHROMIUM", "/usr/bin/chromium")
-# Where the screenshots come from: DOCSBOT_SCREENSHOTS=docs/screenshots pytest tests/test_web.py -k browser
+# Where the docs site's screenshots come from: `make screenshots` (DOCSBOT_SCREENSHOTS=docs/screenshots, -m browser)
 SCREENSHOTS = os.environ.get("DOCSBOT_SCREENSHOTS")
 AUTH = {"Authorization": "Bearer tok"}  # a server that allows writes has a token (DOCSBOT_MCP_TOKEN=tok here)
 
@@ -88,6 +88,50 @@ def test_markdown_is_rendered_with_html_escaped_and_section_ids():
     assert '<h2 id="one">One</h2>' in html
     assert "<script>" not in html and "&lt;script&gt;" in html
     assert "<table>" in html and "<td>1</td>" in html
+
+
+# Stored Markdown as html-to-markdown writes it, with what a hostile page could put in it
+SNIPPET_MARKDOWN = """Call *coro* with `asyncio.gather` (a \\ path); <b>gather</b> them all.
+
+```python
+result = await asyncio.gather(a, b)  # gather both
+```
+
+| name | gather |
+|---|---|
+| `x` | 1 |
+
+<script>alert(1)</script> <img src=x onerror=alert(2)> [click](javascript:alert(3)) ![pic](javascript:alert(4))
+"""
+
+
+def test_a_snippet_is_rendered_as_the_docs_are_with_the_query_marked_in_text_only():
+    html = str(render_snippet("## Gathering\n\n" + SNIPPET_MARKDOWN, "gather"))
+    assert html.startswith('<p class="heading">Gathering</p>') and "<h2" not in html
+    assert "<em>coro</em>" in html and "*coro*" not in html
+    assert "<code>asyncio.<mark>gather</mark></code>" in html  # inline code set as code, its word marked
+    assert "(a \\ path)" in html  # Markdown's escaped backslash shown as one
+    assert '<pre><code class="language-python">' in html and '<span class="hl-k">await</span>' in html
+    assert "<mark>" not in html.split("<pre>")[1].split("</pre>")[0]  # never inside Pygments' markup
+    assert "<th><mark>gather</mark></th>" in html and "<td><code>x</code></td>" in html
+    assert "&lt;b&gt;<mark>gather</mark>&lt;/b&gt;" in html  # raw HTML is text, its words still marked
+    # nothing of the page's own HTML or script reaches the page: tags escaped, javascript: links dropped
+    assert "<script" not in html and "<img" not in html and "<b>" not in html
+    assert 'href="javascript' not in html and "&lt;script&gt;" in html
+    assert str(render_snippet("see [x](javascript:alert(1))", "x")).count("<a") == 0
+
+
+def test_a_snippet_is_cut_between_blocks_and_a_long_code_block_is_closed():
+    markdown = "First *para*.\n\n- one\n- two\n\n" + "Second para. " * 80
+    html = str(render_snippet(markdown, "", width=100))
+    assert html.count("<ul>") == html.count("</ul>") == 1 and "Second" not in html
+    long_code = "```python\n" + "x = 1\n" * 200 + "```\n\nafter"
+    html = str(render_snippet(long_code, "", width=100))
+    assert html.startswith("<pre><code") and html.rstrip().endswith("</code></pre>") and "after" not in html
+    assert 5 < html.count("hl-mi") < 20  # the first lines only
+    assert str(render_snippet("```nosuchlanguage\n<b>x</b>\n```", "")) == (
+        '<pre><code class="language-nosuchlanguage">&lt;b&gt;x&lt;/b&gt;\n</code></pre>\n'
+    )
 
 
 class _Index:
@@ -332,9 +376,14 @@ def accessible(page) -> None:
 
 
 def shot(page, name: str) -> None:
+    """The docs site's picture of ``page`` (``make screenshots``): its first 1280x800 pixels, as a reader's window
+    shows it, into ``$DOCSBOT_SCREENSHOTS/NAME.png``."""
     if SCREENSHOTS:
         Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(Path(SCREENSHOTS) / f"{name}.png"), full_page=True)
+        size = page.viewport_size
+        page.set_viewport_size({"width": 1280, "height": 800})
+        page.screenshot(path=str(Path(SCREENSHOTS) / f"{name}.png"))
+        page.set_viewport_size(size)
 
 
 def test_browser_search_follow_a_deep_link_refresh_and_follow_the_run(indexed, serve, browser, db):
@@ -449,3 +498,92 @@ def test_llms_txt_for_every_indexed_version_current_after_a_refresh(indexed, ser
     full = get(f"{base}/docs/testdocs@1.0/llms-full.txt").text
     assert "Install it with uv now." in full and "Install the library with pip." not in full
     assert get(f"{base}/docs/testdocs@latest/llms.txt").text.startswith("# testdocs@1.0")
+
+
+RICH_BODY = (
+    "<h2>Gathering</h2><p>Call <em>coro</em> with <code>asyncio.gather</code> to gather them; a C:\\path.</p>"
+    '<div class="highlight-python"><div class="highlight"><pre>result = await asyncio.gather(a, b)</pre></div></div>'
+    "<table><tr><th>name</th><th>gather</th></tr><tr><td><code>x</code></td><td>1</td></tr></table>"
+    "<p>&lt;script&gt;window.owned = 1&lt;/script&gt; &lt;img src=x onerror=window.owned=2&gt; "
+    '<a href="javascript:window.owned=3">click to gather</a> the end.</p>'
+)
+
+
+def test_browser_snippets_render_as_docs_every_page_keeps_a_clean_console_and_the_run_shows_its_vectors(
+    docsite, crawl, serve, browser, db
+):
+    """A result's snippet in Chromium: emphasis, inline code, a highlighted code block and a table as elements, the
+    page's own HTML and script as text; no page logs a console error (the favicon is there); the run page's vectors
+    are the database's (a crawl that leaves its vectors to `docsbot embed`)."""
+    docsite.site.put("/rich/index.html", html_page("Rich", RICH_BODY))
+    result = crawl(url=f"{docsite.url}/rich/index.html", library="rich", env={"DOCSBOT_CRAWL_EMBED_WORKERS": "0"})
+    assert result.returncode == 4, result.stderr[-3000:]  # pages stored, vectors pending
+    run_id = db.execute("SELECT max(id) FROM crawl_runs").fetchone()[0]
+    done, waiting = db.execute("SELECT count(embedding), count(*) - count(embedding) FROM documents").fetchone()
+    assert waiting > 0 and done == 0
+    server = serve()
+    search = get(f"{server.url}/search.json", params={"q": "gather"}).json()["results"][0]
+    assert "*coro*" in search["content"] and "<em>coro</em>" in search["snippet_html"]
+    assert get(f"{server.url}/favicon.ico").headers["content-type"] == "image/svg+xml"
+
+    page = browser.new_page(viewport={"width": 1100, "height": 800})
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(f"{page.url}: {m.text}") if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(f"{page.url}: {e}"))
+    page.on("dialog", lambda d: (errors.append(f"dialog {d.message}"), d.dismiss()))
+    try:
+        page.goto(f"{server.url}/?q=gather")
+        snippet = page.locator("ol.results > li .snippet").first
+        assert snippet.locator("em").inner_text() == "coro"
+        assert snippet.locator("p code").first.inner_text() == "asyncio.gather"
+        assert "await" in snippet.locator("pre code .hl-k").all_inner_texts()  # highlighted as Python
+        assert snippet.locator("table th").all_inner_texts() == ["name", "gather"]
+        assert snippet.locator("table td code").inner_text() == "x"
+        text = snippet.inner_text()
+        assert "*coro*" not in text and "`" not in text and "| ---" not in text and "C:\\path" in text
+        assert "<script>window.owned = 1</script>" in text  # the page's own markup is shown, never run
+        assert snippet.locator("script, img, [onerror]").count() == 0
+        assert snippet.locator("a[href^=javascript]").count() == 0
+        assert snippet.locator("mark").count() >= 3  # in text, table and inline code
+        assert page.evaluate("window.owned") is None
+        accessible(page)
+        shot(page, "search-snippets")
+
+        page.goto(f"{server.url}/runs/{run_id}")
+        vectors = page.locator("#vectors")
+        assert (vectors.get_attribute("data-done"), vectors.get_attribute("data-waiting")) == (str(done), str(waiting))
+        assert vectors.inner_text().startswith(f"{done:,} done, {waiting:,} waiting")
+        assert page.locator("#run").get_attribute("data-live") == "no"  # no worker: nothing to follow
+        # a worker's heartbeat (what `docsbot embed` writes): the page follows it until the worker ends
+        model = db.execute("SELECT embedding_model FROM versions").fetchone()[0]
+        worker = db.execute(
+            "INSERT INTO embed_workers (model, host, pid, rate) VALUES (%s, 'elsewhere', 1, 2.5) RETURNING id", [model]
+        ).fetchone()[0]
+        page.reload()
+        assert page.locator("#run").get_attribute("data-live") == "yes"
+        assert "2.5 chunks/s" in vectors.inner_text() and "(1 worker embedding)" in vectors.inner_text()
+        accessible(page)
+        shot(page, "run-vectors")
+        db.execute("UPDATE embed_workers SET finished_at = now() WHERE id = %s", [worker])
+        page.locator("#run[data-live=no]").wait_for(timeout=20_000)  # the script saw it on the JSON twin
+        assert "no worker is embedding" in vectors.inner_text()
+
+        page.goto(f"{server.url}/libraries")
+        assert f"{waiting:,} waiting" in page.locator("[data-vectors]").inner_text()
+        pages = (
+            "/libraries",
+            "/changes?library=rich&version=",
+            f"/page?url={docsite.url}/rich/index.html",
+            "/",
+            "/nosuchpage",
+        )
+        for path in pages:
+            page.goto(f"{server.url}{path}")
+            page.wait_for_load_state("networkidle")
+            if path.startswith("/changes"):
+                shot(page, "changes")
+        assert errors == [
+            f"{server.url}/nosuchpage: Failed to load resource: the server responded with a status of 404 (Not Found)"
+        ]
+    finally:
+        page.close()

@@ -45,6 +45,6 @@ templates' filters), :mod:`~docsbot.web.feed` (the Atom feed), :mod:`~docsbot.we
 from __future__ import annotations
 
 from docsbot.web.app import build_app
-from docsbot.web.rendering import excerpt, highlight, render_markdown
+from docsbot.web.rendering import excerpt, highlight, render_markdown, render_snippet
 
-__all__ = ["build_app", "excerpt", "highlight", "render_markdown"]
+__all__ = ["build_app", "excerpt", "highlight", "render_markdown", "render_snippet"]

@@ -38,7 +38,11 @@ __all__ = ["MAX_FORM_BYTES", "build_app"]
 # A sign-in or a write form is a few hundred bytes: a body over this is answered 413 before it is read (declared
 # larger) or as soon as it is (streamed), by Starlette's limit on the routes that take a form; /mcp has the SDK's own.
 MAX_FORM_BYTES = 64 * 1024
-_STATIC = {"docsbot.js": "text/javascript; charset=utf-8", "docsbot.css": "text/css; charset=utf-8"}
+_STATIC = {
+    "docsbot.js": "text/javascript; charset=utf-8",
+    "docsbot.css": "text/css; charset=utf-8",
+    "favicon.svg": "image/svg+xml",
+}
 
 
 class _LabelConvertor(PathConvertor):
@@ -82,6 +86,7 @@ def build_app(index: DocsIndex, mcp: MCPServer | None, token: str | None, host: 
         Route("/changes.atom", pages.changes),
         Route("/page.json", pages.page),
         Route("/static/{name:str}", _static),
+        Route("/favicon.ico", _favicon),  # asked for by browsers whatever the page links
         Route("/llms.txt", llms.root),
         Route("/docs/{label:label}/llms.txt", llms.version),
         Route("/docs/{label:label}/llms-full.txt", llms.full),
@@ -122,13 +127,20 @@ _static_files: dict[str, bytes] = {}
 
 
 async def _static(request: Request) -> Response:
-    """``/static/docsbot.js`` and ``/static/docsbot.css``, read from the package once (``importlib.resources``)."""
+    """``/static/docsbot.js``, ``/static/docsbot.css`` and ``/static/favicon.svg``, read from the package once
+    (``importlib.resources``)."""
     name = request.path_params["name"]
     if name not in _STATIC:
         return PlainResponse(404, "no such file here")
     if name not in _static_files:
         _static_files[name] = (resources.files("docsbot.web") / "static" / name).read_bytes()
     return Response(_static_files[name], media_type=_STATIC[name], headers={"Cache-Control": "max-age=3600"})
+
+
+async def _favicon(request: Request) -> Response:
+    """``/favicon.ico``: the SVG icon the pages link (browsers take an SVG whatever the name ends with)."""
+    request.scope["path_params"] = {"name": "favicon.svg"}
+    return await _static(request)
 
 
 async def _read_only(request: Request) -> Response:

@@ -13,11 +13,27 @@ from markdown_it import MarkdownIt
 from markupsafe import Markup, escape
 
 from docsbot import store
+from docsbot.embedding.worker import describe_progress
 from docsbot.service import MAX_QUERY_CHARS
 
-__all__ = ["EXCERPT_CHARS", "MAX_RENDERED_CHARS", "excerpt", "highlight", "render_markdown", "safe_href", "templates"]
+__all__ = [
+    "EXCERPT_CHARS",
+    "MAX_RENDERED_CHARS",
+    "SNIPPET_CHARS",
+    "excerpt",
+    "highlight",
+    "render_markdown",
+    "render_snippet",
+    "safe_href",
+    "templates",
+    "vectors_progress",
+]
 
 EXCERPT_CHARS = 400
+# A result's snippet: whole blocks of its Markdown up to about this many characters (the first block always).
+SNIPPET_CHARS = 700
+# ... and at most this many lines of the first block when that one alone is longer (a long code example).
+SNIPPET_FIRST_BLOCK_LINES = 16
 # A page view renders at most this much Markdown (about 0.2 s of markdown-it here; /page.json has all of it).
 MAX_RENDERED_CHARS = 256 * 1024
 _WORD = re.compile(r"[\w][\w.:-]*[\w]|[\w]")
@@ -118,6 +134,95 @@ def render_markdown(markdown: str, anchors: list[str], *, images: bool = False) 
     return Markup(md.renderer.render(tokens, md.options, {}))
 
 
+def _highlight_code(code: str, lang: str, attrs: str) -> str:
+    """markdown-it's ``highlight`` option: a fenced block's code as Pygments' HTML (CSS classes, no inline style:
+    the pages' CSP forbids it) when its language is one Pygments knows, else ``""`` (markdown-it escapes it)."""
+    from pygments import highlight as pygmentize
+    from pygments.formatters import HtmlFormatter
+    from pygments.lexers import get_lexer_by_name
+    from pygments.util import ClassNotFound
+
+    try:
+        lexer = get_lexer_by_name(lang.strip().lower()) if lang.strip() else None
+    except ClassNotFound:
+        lexer = None
+    if lexer is None:
+        return ""
+    # nowrap: markdown-it wraps the spans in <pre><code class="language-…">; Pygments escapes the code's text
+    return pygmentize(code, lexer, HtmlFormatter(nowrap=True, classprefix="hl-"))
+
+
+_MARKDOWN_SNIPPET = MarkdownIt("commonmark", {"html": False, "linkify": False, "highlight": _highlight_code}).enable(
+    "table"
+)
+_MARKDOWN_SNIPPET.add_render_rule("image", _image_as_link)
+
+
+def _snippet_source(markdown: str, width: int) -> str:
+    """The leading whole top-level blocks of ``markdown`` (markdown-it's source line maps) that fit in ``width``
+    characters, at least the first (itself cut to :data:`SNIPPET_FIRST_BLOCK_LINES` lines if it is longer): the cut
+    falls between blocks, so no list, table or code fence is left open."""
+    lines = markdown.splitlines()
+    ends = [t.map[1] for t in _MARKDOWN_SNIPPET.parse(markdown) if t.level == 0 and t.map and t.nesting in (0, 1)]
+    if not ends:
+        return markdown[:width]
+    chosen = ends[0]
+    for end in ends[1:]:
+        if len("\n".join(lines[:end])) > width:
+            break
+        chosen = end
+    text = "\n".join(lines[:chosen])
+    if len(text) > width and chosen > SNIPPET_FIRST_BLOCK_LINES:
+        first = lines[:SNIPPET_FIRST_BLOCK_LINES]
+        fence = first[0].lstrip()[:3] if first and first[0].lstrip()[:3] in ("```", "~~~") else ""
+        text = "\n".join(first) + (f"\n{fence}\n" if fence else "")  # a cut fence is closed again
+    return text
+
+
+def render_snippet(markdown: str, query: str, width: int = SNIPPET_CHARS) -> Markup:
+    """A result's Markdown as safe HTML, as a page view renders it (raw HTML escaped, unsafe link addresses dropped,
+    images as links; its headings as ``<p class="heading">``, outside the results page's outline), cut at a block
+    boundary after about ``width`` characters; code blocks whose language Pygments knows highlighted (classes
+    ``hl-*``); the query's words marked with ``<mark>`` (as :func:`highlight`) in text and inline code only,
+    never inside a tag, an attribute or a code block's markup."""
+    env: dict[str, Any] = {}
+    tokens = _MARKDOWN_SNIPPET.parse(_snippet_source(markdown, width), env)
+    for token in tokens:
+        if token.type in ("heading_open", "heading_close"):  # a result's headings are not the results page's own
+            if token.type == "heading_open":
+                token.attrSet("class", "heading")
+            token.tag = "p"
+        for child in token.children or []:
+            if child.type == "text":
+                child.type, child.content = "html_inline", str(highlight(child.content, query))
+            elif child.type == "code_inline":
+                child.type, child.content = "html_inline", f"<code>{highlight(child.content, query)}</code>"
+    return Markup(_MARKDOWN_SNIPPET.renderer.render(tokens, _MARKDOWN_SNIPPET.options, env))
+
+
+def vectors_progress(version: Any) -> dict[str, Any]:
+    """A version's vectors as ``docsbot status`` shows them, from a :class:`~docsbot.service.models.LibraryVersion`:
+    ``{"done", "waiting", "rate" (chunks per second, or None), "workers" (embedding it now), "seconds_left" (or
+    None), "text"}``, ``text`` as the CLI prints it ("5,120 done, 16,099 waiting, 24.8 chunks/s, about 11 min
+    left (1 worker embedding)")."""
+    work = version.embedding or {}
+    rate = work.get("rate") or None
+    workers = int(work.get("workers") or 0)
+    text = describe_progress(version.vectors, version.vectors_waiting, rate)
+    if workers:
+        text += f" ({workers} worker{'s' if workers != 1 else ''} embedding)"
+    elif version.vectors_waiting:
+        text += " (no worker is embedding: `docsbot embed` gives them their vectors)"
+    return {
+        "done": version.vectors,
+        "waiting": version.vectors_waiting,
+        "rate": rate,
+        "workers": workers,
+        "seconds_left": work.get("seconds_left"),
+        "text": text,
+    }
+
+
 def safe_href(url: Any) -> str:
     """``url`` if it is an absolute http(s) URL (what docsbot stores), else ``#``: no ``javascript:`` in a link."""
     text = str(url or "")
@@ -125,8 +230,8 @@ def safe_href(url: Any) -> str:
 
 
 def templates() -> Environment:
-    """The templates' environment: HTML autoescaped, with the filters ``highlight``, ``excerpt``, ``quote`` (a URL
-    component) and ``href`` (:func:`safe_href`)."""
+    """The templates' environment: HTML autoescaped, with the filters ``highlight``, ``snippet``, ``excerpt``,
+    ``quote`` (a URL component) and ``href`` (:func:`safe_href`), and the globals ``label`` and ``vectors_progress``."""
     env = Environment(
         loader=PackageLoader("docsbot.web", "templates"),
         autoescape=select_autoescape(["html"]),
@@ -134,10 +239,12 @@ def templates() -> Environment:
         lstrip_blocks=True,
     )
     env.filters["highlight"] = highlight
+    env.filters["snippet"] = render_snippet
     env.filters["excerpt"] = excerpt
     env.filters["quote"] = lambda value: urllib.parse.quote(str(value), safe="")
     env.filters["href"] = safe_href
     env.globals["label"] = store.version_label
+    env.globals["vectors_progress"] = vectors_progress
     env.globals["max_query"] = MAX_QUERY_CHARS
     env.globals["max_rendered"] = MAX_RENDERED_CHARS
     return env

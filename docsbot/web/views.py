@@ -21,7 +21,7 @@ from docsbot.mcp.http import AttemptLimiter, client_key
 from docsbot.service import ServiceError
 from docsbot.web.feed import atom_feed
 from docsbot.web.middleware import Sessions
-from docsbot.web.rendering import MAX_RENDERED_CHARS, render_markdown, templates
+from docsbot.web.rendering import MAX_RENDERED_CHARS, render_markdown, render_snippet, templates, vectors_progress
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -157,13 +157,20 @@ class Pages:
             return View(None, "search.html", title="Search", result=None, **context)
         explain = params.get("explain") in ("1", "true")  # each result says why it ranks there
         result = await self.call(self.index.search, query, library, version, limit, kind, explain)
-        return View(result, "search.html", title=f"{query[:80]} · Search", result=result, **context)
+        snippets = [render_snippet(hit.content, query) for hit in result.results]
+        data = result.model_dump(mode="json")  # the JSON twin: each hit's Markdown and, beside it, its snippet's HTML
+        for hit, html in zip(data["results"], snippets, strict=True):
+            hit["snippet_html"] = str(html)
+        return View(data, "search.html", title=f"{query[:80]} · Search", result=result, snippets=snippets, **context)
 
     @view
     async def libraries(self, request: Request, as_json: bool) -> View:
         notice = request.query_params.get("removed")
         result = await self.call(self.index.libraries, 3)
-        return View(result, "libraries.html", title="Libraries", result=result,
+        data = result.model_dump(mode="json")  # each version's vectors beside, as the page shows them (and updates)
+        for entry, version in zip(data["libraries"], result.libraries, strict=True):
+            entry["vectors_progress"] = vectors_progress(version)
+        return View(data, "libraries.html", title="Libraries", result=result,
                     notice=f"removed {notice}" if notice else None)  # fmt: skip
 
     @view
@@ -175,7 +182,12 @@ class Pages:
             changes = await self.call(
                 lambda: self.index.changes(result.library, result.version, run=result.crawl_run_id, limit=1000)
             )
-        return View(result, "run.html", title=f"Run {run_id}", result=result, changes=changes)
+        versions = await self.call(self.index.libraries, 1)
+        key = (result.library, result.version)
+        version = next((v for v in versions.libraries if (v.library, v.version) == key), None)
+        vectors = vectors_progress(version) if version is not None else None  # none once the version is removed
+        data = {**result.model_dump(mode="json"), "vectors": vectors}
+        return View(data, "run.html", title=f"Run {run_id}", result=result, changes=changes, vectors=vectors)
 
     @view
     async def page(self, request: Request, as_json: bool) -> View:
