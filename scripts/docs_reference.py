@@ -83,9 +83,12 @@ def _command(parser: argparse.ArgumentParser, name: str, summary: str, level: in
     out = [f"{'#' * level} `{name}`", ""]
     if summary:
         out += [summary[0].upper() + summary[1:] + ".", ""]
-    if parser.description and parser.description != summary:
-        out += [parser.description, ""]
+    description = " ".join((parser.description or "").split())
+    if description and description.rstrip(".").lower() != summary.rstrip(".").lower():
+        out += [description, ""]
     out += ["```text", parser.format_usage().strip().replace("usage: ", ""), "```", ""]
+    if parser.epilog and parser.epilog.startswith("example:"):
+        out += ["Example:", "", "```shell", parser.epilog.removeprefix("example:").strip(), "```", ""]
     actions = [a for a in parser._actions if not isinstance(a, (argparse._HelpAction, argparse._SubParsersAction))]
     if actions:
         out += ["| argument | default | meaning |", "|---|---|---|"]
@@ -110,6 +113,8 @@ def cli_page() -> str:
         "Generated from `docsbot/cli`'s argparse parser (`docsbot COMMAND --help` prints the same).",
         "The crawl itself is Scrapy's: `scrapy crawl docs -a NAME=VALUE`",
         "(see [Spider arguments](spider-arguments.md)).",
+        "",
+        " ".join(parser.description.split()),
         "",
     ]
     for action in parser._actions:

@@ -22,11 +22,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import textwrap
 from typing import TYPE_CHECKING
 
 from docsbot.cli.crawl import cmd_index, cmd_refresh
 from docsbot.cli.db import cmd_db_migrate, cmd_db_stop, cmd_delete
 from docsbot.cli.embed import cmd_embed
+from docsbot.cli.examples import DESCRIPTION, epilog
 from docsbot.cli.fleet import cmd_add, cmd_scheduler, cmd_sync
 from docsbot.cli.search import cmd_changes, cmd_diff, cmd_docs, cmd_export, cmd_search
 from docsbot.cli.serve import cmd_mcp, cmd_serve
@@ -67,7 +69,12 @@ def _environment_options(command: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="docsbot", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="docsbot",
+        description=textwrap.fill(DESCRIPTION, 100),
+        epilog=epilog("index"),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     index = sub.add_parser(
         "index",
@@ -245,7 +252,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _network_options(serve)
     serve.set_defaults(func=cmd_serve)
+    _describe(sub)
     return parser
+
+
+def _describe(sub: argparse._SubParsersAction, prefix: str = "") -> None:
+    """Give each command its one-line help as a full sentence, and its example as the epilog, through nested
+    commands (``db stop``); RawDescriptionHelpFormatter keeps the example's line as written."""
+    helps = {choice.dest: choice.help or "" for choice in sub._choices_actions}
+    for name, command in sub.choices.items():
+        summary = helps.get(name, "")
+        if summary and not command.description:
+            sentence = summary[0].upper() + summary[1:] + ("" if summary.endswith(".") else ".")
+            command.description = textwrap.fill(sentence, 100)
+        command.epilog = epilog(prefix + name)
+        command.formatter_class = argparse.RawDescriptionHelpFormatter
+        for action in command._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                _describe(action, prefix + name + " ")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
