@@ -23,6 +23,8 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 from starlette.testclient import TestClient
 
+from bench.mcp_sessions import HEADERS as MCP_ACCEPT
+from bench.mcp_sessions import INITIALIZE
 from docsbot.config import ProjectSettings
 from docsbot.mcp.server import build_server
 from docsbot.service import DocsIndex
@@ -33,13 +35,6 @@ from tests.test_web import Serve, get
 
 ROOT = Path(__file__).resolve().parent.parent
 HEADERS = ("content-security-policy", "x-frame-options", "x-content-type-options", "referrer-policy")
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
-}
-MCP_ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
 def secured(response: Any) -> bool:
