@@ -84,6 +84,15 @@ def test_an_unknown_argument_stops_the_crawl_before_anything_is_fetched_or_writt
         result = crawl(url=root, library="typo", **given)
         assert result.returncode == 2, result.stderr[-2000:]
         assert named in result.stderr and "Traceback" not in result.stderr, result.stderr[-2000:]
+        assert "Scrapy 2." not in result.stderr and "Versions:" not in result.stderr  # no start-up banner first
+        # `docsbot index` says the same in one line, from any folder, before a crawl process starts
+        cli = [sys.executable, "-m", "docsbot.cli", "index", root, "--library", "typo"]
+        for name, value in given.items():
+            cli += ["-a", f"{name}={value}"]
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "DATABASE_URL": "postgresql://nobody@127.0.0.1:9/none"}
+        said = subprocess.run(cli, cwd="/", env=env, capture_output=True, text=True, timeout=120)
+        assert (said.returncode, said.stdout) == (2, ""), said.stderr[-2000:]
+        assert said.stderr.startswith(f"docsbot: {named}") and said.stderr.count("\n") == 1, said.stderr
     assert layout.site.hits == []
     tables = db.execute("SELECT count(*) FROM pg_tables WHERE tablename = 'versions'").fetchone()[0]
     assert tables == 0 or db.execute("SELECT count(*) FROM versions").fetchone()[0] == 0

@@ -1,11 +1,12 @@
 """``docsbot index`` and ``docsbot refresh``: the ``docs`` spider run in the foreground, from any folder.
 
 Both run ``scrapy crawl docs`` with docsbot's settings (``SCRAPY_SETTINGS_MODULE=docsbot.settings``, what a checkout's
-``scrapy.cfg`` says), as a child process of this Python: the same spider, settings, log (on stderr) and exit codes
-as ``scrapy crawl docs`` run in the checkout (:mod:`docsbot.commands.crawl`: 0 complete, 1 did not finish or could
-not start, 3 pages not stored, 4 vectors still waiting). Every ``-a name=value`` and ``-s NAME=VALUE`` is passed on
-as given; the spider checks them. Ctrl-C stops the crawl as it stops ``scrapy crawl`` (pages stored stay stored,
-nothing is deleted): this process waits for it and exits with its code.
+``scrapy.cfg`` says), as a child process of this Python: the same spider, settings, log (on stderr) and exit codes as
+``scrapy crawl docs`` run in the checkout (:mod:`docsbot.commands.crawl`: 0 complete, 1 did not finish or could not
+start, 3 pages not stored, 4 vectors still waiting). Every ``-a name=value`` and ``-s NAME=VALUE`` is passed on as
+given; the spider arguments are checked here first (:meth:`docsbot.arguments.CrawlArguments.parse`), so an unknown or
+malformed one is one line and exit code 2 before any crawl starts. Ctrl-C stops the crawl as it stops ``scrapy crawl``
+(pages stored stay stored, nothing is deleted): this process waits for it and exits with its code.
 """
 
 from __future__ import annotations
@@ -37,6 +38,19 @@ def _pairs(values: list[str] | None, option: str) -> list[tuple[str, str]]:
             raise SystemExit(2)
         pairs.append((name.strip(), rest))
     return pairs
+
+
+def _checked(spider_args: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """``spider_args`` if the docs spider would take them; else ``SystemExit(2)`` after one line naming the first
+    unknown or malformed argument (the same words the spider would log, without a crawl's start-up lines)."""
+    from docsbot.arguments import RUNNER_ARGUMENT_PREFIX, ArgumentUsageError, CrawlArguments
+
+    try:
+        CrawlArguments.parse(**{k: v for k, v in spider_args if not k.startswith(RUNNER_ARGUMENT_PREFIX)})
+    except ArgumentUsageError as exc:
+        print(f"docsbot: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    return spider_args
 
 
 def crawl_command(spider_args: list[tuple[str, str]], settings: list[tuple[str, str]] = ()) -> list[str]:
@@ -77,7 +91,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         spider_args.append(("library", args.library))
     if args.version is not None:
         spider_args.append(("version", args.version))
-    spider_args += _pairs(args.arguments, "-a")
+    spider_args = _checked(spider_args + _pairs(args.arguments, "-a"))
     return _run(crawl_command(spider_args, _pairs(args.settings, "-s")))
 
 
@@ -86,5 +100,5 @@ def cmd_refresh(args: argparse.Namespace) -> int:
     spider_args = [("library", library), ("mode", "refresh")]
     if version is not None:
         spider_args.append(("version", version))
-    spider_args += _pairs(args.arguments, "-a")
+    spider_args = _checked(spider_args + _pairs(args.arguments, "-a"))
     return _run(crawl_command(spider_args, _pairs(args.settings, "-s")))

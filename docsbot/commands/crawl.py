@@ -34,7 +34,7 @@ from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 from scrapy.exceptions import UsageError
 from twisted.internet.defer import Deferred
 
-from docsbot.arguments import ArgumentUsageError
+from docsbot.arguments import RUNNER_ARGUMENT_PREFIX, ArgumentUsageError, CrawlArguments
 from docsbot.display import escape_log_records
 from docsbot.errors import DocsbotError
 from docsbot.refresh import EXIT_FAILED
@@ -57,6 +57,19 @@ def _report_setup_error(exc: BaseException) -> bool:
 
 
 class Command(ScrapyCrawlCommand):
+    def process_options(self, args: list[str], opts: argparse.Namespace) -> None:
+        """Scrapy's options, and the docs spider's ``-a`` arguments checked before the crawler process exists: an
+        unknown or malformed one is argparse's two-line usage error with exit code 2, before Scrapy logs its version
+        banner (``scrapy.cmdline`` builds the crawler process after this). The spider checks them again when built
+        (Zyte Scrapy Cloud builds it without this command)."""
+        super().process_options(args, opts)
+        if args == ["docs"]:
+            given = {k: v for k, v in opts.spargs.items() if not k.startswith(RUNNER_ARGUMENT_PREFIX)}
+            try:
+                CrawlArguments.parse(**given)
+            except ArgumentUsageError as exc:
+                raise UsageError(str(exc), print_help=False) from None
+
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         escape_log_records()  # a name, URL or error in a log line cannot forge another line
         if len(args) != 1:
