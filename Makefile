@@ -112,14 +112,18 @@ matrix: install model corpora
 
 # Search quality (eval/run.py): docsbot vs a page-level BM25 baseline on the Python 3.11 and CMake 3.25 docs
 # (Sphinx), git 2.39 (AsciiDoc), DocBook XSL 1.79 (DocBook), LMDB 0.9 (Doxygen), Debian's packages, and docsbot's own
-# documentation site (MkDocs with Material, built from this checkout), served by nginx; indexes a corpus first if it
-# is not indexed yet (DATABASE_URL, or the embedded server). EVAL_ARGS="--write" puts the table into BENCHMARKS.md
-# and docs/explanation/search.md.
+# documentation site (MkDocs with Material, built from this checkout); and three generators no knob was tuned on: the
+# PostgreSQL 15 manual (DocBook), Fastify 5 (Docusaurus, make jsdocs), the Rust book (mdBook). Served by nginx;
+# indexes a corpus first if it is not indexed yet (DATABASE_URL, or the embedded server). EVAL_ARGS="--write" puts
+# the table into BENCHMARKS.md and docs/explanation/search.md.
 CMAKE_DOCS_PORT ?= 8325
 GIT_DOCS_PORT ?= 8326
 DOCBOOK_DOCS_PORT ?= 8327
 LMDB_DOCS_PORT ?= 8328
 DOCSBOT_DOCS_PORT ?= 8329
+POSTGRESQL_DOCS_PORT ?= 8330
+FASTIFY_DOCS_PORT ?= 8331
+RUST_BOOK_DOCS_PORT ?= 8332
 EVAL_ARGS ?=
 eval: install model docs-server
 	DOCS_PORT=$(CMAKE_DOCS_PORT) DOCS_ROOT=/usr/share/doc/cmake-data/html DOCS_PACKAGE=cmake-doc scripts/serve_python_docs.sh
@@ -129,6 +133,12 @@ eval: install model docs-server
 	DOCS_PORT=$(LMDB_DOCS_PORT) DOCS_ROOT=/usr/share/doc/lmdb-doc/html DOCS_PACKAGE=lmdb-doc scripts/serve_python_docs.sh
 	$(BIN)/python -c "from bench.matrix import build_docs_site, SITES; build_docs_site(SITES / 'docsbot-docs' / 'site')"
 	DOCS_PORT=$(DOCSBOT_DOCS_PORT) DOCS_ROOT=$(CURDIR)/.build/sites/docsbot-docs/site scripts/serve_python_docs.sh
+	DOCS_PORT=$(POSTGRESQL_DOCS_PORT) DOCS_ROOT=/usr/share/doc/postgresql-doc-15/html DOCS_PACKAGE=postgresql-doc-15 \
+		scripts/serve_python_docs.sh
+	$(MAKE) --no-print-directory jsdocs
+	DOCS_PORT=$(FASTIFY_DOCS_PORT) DOCS_ROOT=$(CURDIR)/.build/sites/fastify/site scripts/serve_python_docs.sh
+	DOCS_PORT=$(RUST_BOOK_DOCS_PORT) DOCS_ROOT=/usr/share/doc/rust-doc/html/book DOCS_PACKAGE=rust-doc \
+		scripts/serve_python_docs.sh
 	$(BIN)/python eval/run.py --index-missing $(EVAL_ARGS)
 
 # The web guide's screenshots (docs/screenshots/*.png, 1280x800): the browser tests serve a small site indexed by the

@@ -77,6 +77,20 @@ CORPORA = {
         "lmdb", "lmdb", "0.9", Path("/usr/share/doc/lmdb-doc/html"), "lmdb-doc",
         os.environ.get("EVAL_LMDB_URL", "http://127.0.0.1:8328/index.html"),
     ),
+    # Generators no ranking knob was tuned on, with questions written before any result was seen (user-questions v2):
+    # the PostgreSQL 15 manual (DocBook), Fastify 5 (Docusaurus, built by `make jsdocs`), the Rust book (mdBook).
+    "postgresql": Corpus(
+        "postgresql", "postgresql", "15", Path("/usr/share/doc/postgresql-doc-15/html"), "postgresql-doc-15",
+        os.environ.get("EVAL_POSTGRESQL_URL", "http://127.0.0.1:8330/index.html"),
+    ),
+    "fastify": Corpus(
+        "fastify", "fastify", "5", REPO / ".build/sites/fastify/site", "",
+        os.environ.get("EVAL_FASTIFY_URL", "http://127.0.0.1:8331/"),
+    ),
+    "rust-book": Corpus(
+        "rust-book", "rust-book", "1.63", Path("/usr/share/doc/rust-doc/html/book"), "rust-doc",
+        os.environ.get("EVAL_RUST_BOOK_URL", "http://127.0.0.1:8332/index.html"),
+    ),
     # docsbot's own documentation site (MkDocs with Material), built from this checkout by `make eval`.
     "docsbot-docs": Corpus(
         "docsbot-docs", "docsbot", "0.1", REPO / ".build/sites/docsbot-docs/site", "",
@@ -100,6 +114,8 @@ def load_queries(corpus: str) -> list[dict[str, Any]]:
             if line.strip():
                 q = json.loads(line)
                 if q["corpus"] == corpus:
+                    # a directory URL's target (``Guides/Testing/``) names the page as relative() does
+                    q["targets"] = [t + "index.html" if t == "" or t.endswith("/") else t for t in q["targets"]]
                     out.append(q)
     return out
 
