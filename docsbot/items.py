@@ -71,7 +71,8 @@ class PageItem:
     # From docsbot.content.extract.ExtractedPage: (offset, id) anchors for the chunker, (name, anchor) symbols for the
     # symbol table, and the page's share of text inside links (navigation pages); None when not extracted.
     anchors: list[tuple[int, str]] = field(default_factory=list)
-    symbols: list[tuple[str, ...]] = field(default_factory=list)  # (name, anchor) or (name, anchor, offset)
+    # (name, anchor), (name, anchor, offset) or (name, anchor, offset, indexed): docsbot.content.symbols.Symbol
+    symbols: list[tuple[str, ...]] = field(default_factory=list)
     link_share: float | None = None
     # docsbot.content.extract.EXTRACTOR_VERSION of this extraction (0: unknown; a refresh re-fetches such a page).
     extractor_version: int = 0

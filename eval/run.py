@@ -157,6 +157,8 @@ class Baseline:
             page = extract_page(file.read_bytes(), url)
             self.paths.append(path)
             texts.append(f"{page.title}\n{page.markdown}")
+        if not texts:
+            raise SystemExit(f"none of the {len(pages)} stored pages is a file under {root}: is the corpus there?")
         self._stemmer = Stemmer.Stemmer("english")
         self._bm25s = bm25s
         self.index = bm25s.BM25()

@@ -355,6 +355,36 @@ def test_a_query_that_is_a_defined_term_of_several_words_finds_its_definition(co
     assert longer[0].url == "http://h/mock.html"
 
 
+def test_a_name_several_pages_define_ranks_first_where_the_sites_index_points(conn, database_url, version):
+    """PostgreSQL's PGDATABASE: libpq's list of environment variables defines it (the book index points there), and
+    each tool that reads it defines it again under "Environment", in a short section BM25 prefers. The symbol bonus
+    is the indexed page's alone; the same pages stored without the index's mark share it and the tool wins."""
+
+    def pages(indexed: bool):
+        envars = page(version.id, "libpq-envars", [
+            ("Environment Variables", "PGHOST behaves the same as the host connection parameter. "
+             "PGPORT behaves the same as the port connection parameter. PGDATABASE behaves the same as the dbname "
+             "connection parameter. PGUSER behaves the same as the user connection parameter. " + FILLER * 3, "e"),
+        ], symbols=[("PGHOST", "e", None, indexed), ("PGDATABASE", "e", None, indexed)])  # fmt: skip
+        tools = [
+            page(version.id, tool, [("Environment", "PGDATABASE If set, the name of the database. " + FILLER, "env")],
+                 symbols=[("PGDATABASE", "env", None, False)])
+            for tool in ("createdb", "vacuumdb", "clusterdb")
+        ]  # fmt: skip
+        return [envars, *tools]
+
+    save(database_url, pages(indexed=False))
+    store.refresh_lexical_stats(conn, version.id)
+    assert search(conn, version, "PGDATABASE", k=1, per_page=True)[0].url != "http://h/libpq-envars.html"
+    save(database_url, pages(indexed=True))
+    store.refresh_lexical_stats(conn, version.id)
+    hits = search(conn, version, "PGDATABASE", k=4, per_page=True)
+    assert hits[0].url == "http://h/libpq-envars.html"
+    assert {h.url for h in hits[1:]} == {f"http://h/{t}.html" for t in ("createdb", "vacuumdb", "clusterdb")}
+    kept = conn.execute("SELECT name, indexed FROM symbols ORDER BY page_id, name").fetchall()
+    assert ("PGDATABASE", True) in kept and kept.count(("PGDATABASE", False)) == 3
+
+
 def test_a_hyphen_inside_a_word_is_not_a_command_line_option(conn, database_url, version):
     """Identifier terms (migration 0026): `--dry-run` and `-fPIC` are options, "command-line" and "record-style" are
     words. When a hyphen inside a word started an option ('=-style'), a plain question holding such a word named an

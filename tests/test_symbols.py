@@ -499,6 +499,24 @@ def test_list_items_that_start_with_an_environment_variable_define_it():
     ]
     assert page.markdown[page.symbols[0].offset :].startswith("`PGSYSCONFDIR` sets the directory containing")
     assert [a.id for a in page.anchors] == ["libpq-envars"]
+    # the book index points to the first two (an indexterm before the name), not to PGGSSLIB
+    assert [s.indexed for s in page.symbols] == [True, True, False]
+
+
+# createdb's Environment section: the same variable defined again, where the book index does not point
+POSTGRES_CREATEDB_ENVIRONMENT = """<html><head><title>createdb</title></head><body>
+<div class="refsect1" id="id-1.9.4.4.7"><h2>Environment</h2><div class="variablelist"><dl class="variablelist">
+<dt><span class="term"><code class="envar">PGDATABASE</code></span></dt><dd><p>If set, the name of the database to
+create, unless overridden on the command line.</p></dd>
+<dt id="GUC-WORK-MEM"><span class="term"><code class="varname">work_mem</code> (<code class="type">integer</code>)
+<a id="id-1.6.7.5.2.2.1.3" class="indexterm"></a></span></dt><dd><p>Sets the base maximum amount of memory.</p></dd>
+</dl></div><p>See <a class="indexterm" href="bookindex.html#x">PGHOST</a>; <code class="envar">PGUSER</code>:
+the user name.</p></div></body></html>"""
+
+
+def test_only_a_definition_the_sites_index_points_to_is_marked_indexed():
+    page = extract_page(POSTGRES_CREATEDB_ENVIRONMENT, "http://h/app-createdb.html")
+    assert [(s.name, s.indexed) for s in page.symbols] == [("PGDATABASE", False), ("work_mem", True)]
 
 
 def test_tables_of_values_of_prose_and_lists_of_values_define_nothing():
@@ -612,3 +630,4 @@ def test_a_docbook_section_whose_heading_sits_in_wrappers_anchors_its_list_items
         ("PGSSLSNI", "TRANSACTION-ISO"),
     ]
     assert [a.id for a in page.anchors] == ["TRANSACTION-ISO"]  # the heading's deep link too
+    assert [s.indexed for s in page.symbols] == [True, True]

@@ -63,8 +63,10 @@ __all__ = [
 # section; Markdown unchanged; 9: headings read by markdown-it-py (docsbot.content.commonmark): a heading path keeps the
 # names its headings show (__slots__, _thread, CMAKE_<LANG>_FLAGS, pack-*.idx, "N * 4 bytes"), which the regular
 # expressions had cut ("_slots_", "thread", "CMAKE<LANG>FLAGS"); chunk boundaries and Markdown unchanged (checked on
-# the 3,847 pages of make eval's six corpora: 222 headings read otherwise, every chunk's text and offset the same).
-EXTRACTOR_VERSION = 9
+# the 3,847 pages of make eval's six corpora: 222 headings read otherwise, every chunk's text and offset the same);
+# 10: a symbol whose definition the site's own index points to (DocBook's indexterm) is marked so (Symbol.indexed);
+# Markdown and chunks unchanged.
+EXTRACTOR_VERSION = 10
 
 
 @dataclass
@@ -114,7 +116,7 @@ def extract_page(html: str | bytes, url: str, encoding: str | None = None) -> Ex
     ids, marks = mark_anchors(main, definitions)
     markdown, anchors, offsets = take_anchor_marks(main_markdown(main), ids)
     symbols = [
-        Symbol(d.name, d.anchor, offsets.get(mark) if mark is not None else None)
+        Symbol(d.name, d.anchor, offsets.get(mark) if mark is not None else None, d.indexed)
         for d, mark in zip(definitions, marks, strict=True)
     ]
     return ExtractedPage(title or page_title, markdown, links, canonical, anchors, symbols, share)

@@ -94,7 +94,8 @@ def page_explanation(page: dict[str, Any], merged: int, params: dict[str, Any]) 
                 "knob": knob,
                 "value": params[knob],
                 "effect": f"+{page['sym_bonus']:.4f} = {how} / "
-                f"{page.get('sym_pages')} page(s) defining the query's name",
+                f"{page.get('sym_pages')} page(s) defining the query's name"
+                + (" where the site's index points" if page.get("sym_indexed") else ""),
             }
         )
         if not page.get("sym_exact"):

@@ -371,14 +371,14 @@ class PageStore:
         await conn.execute("DELETE FROM symbols WHERE page_id = %s", (page_id,))
         hashes = getattr(item, "symbol_hashes", None) or {}
         rows = [
-            (page_id, item.version_id, name, anchor, symbol_keys(name), hashes.get(name))
-            for name, anchor, *_ in getattr(item, "symbols", ())
+            (page_id, item.version_id, name, anchor, symbol_keys(name), hashes.get(name), bool(rest[1:2] and rest[1]))
+            for name, anchor, *rest in getattr(item, "symbols", ())
         ]
         if rows:
             async with conn.cursor() as cur:
                 await cur.executemany(
-                    "INSERT INTO symbols (page_id, version_id, name, anchor, keys, doc_hash) "
-                    "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (page_id, name) DO NOTHING",
+                    "INSERT INTO symbols (page_id, version_id, name, anchor, keys, doc_hash, indexed) "
+                    "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (page_id, name) DO NOTHING",
                     rows,
                 )
 

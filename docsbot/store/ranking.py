@@ -242,17 +242,24 @@ WITH stats AS MATERIALIZED (
     -- a short query naming an identifier the text holds is about that name: pages without it rank lower
     SELECT (SELECT ident FROM weights) AND (SELECT count(*) FROM qkeys) <= %(ident_miss_max_words)s AS active
 ), sym AS (
-    SELECT s.page_id, s.anchor, k.key, k.ident, lower(s.name) = k.key OR lower(s.name) = k.key || '()' AS exact
+    SELECT s.page_id, s.anchor, s.indexed, k.key, k.ident,
+           lower(s.name) = k.key OR lower(s.name) = k.key || '()' AS exact
     FROM symbols s JOIN (SELECT key, ident FROM qkeys UNION SELECT key, ident FROM qphrase) k ON k.key = ANY(s.keys)
     WHERE s.version_id = ANY(%(versions)s)
       AND s.keys && (SELECT array_agg(key) FROM (SELECT key FROM qkeys UNION SELECT key FROM qphrase) a)
+), sym_key AS (
+    -- the pages that define each key; where the site's index points to some of them, those alone
+    SELECT key, bool_or(indexed) AS indexed,
+           coalesce(nullif(count(DISTINCT page_id) FILTER (WHERE indexed), 0), count(DISTINCT page_id)) AS pages
+    FROM sym GROUP BY key
 ), sym_page AS (
-    SELECT DISTINCT ON (page_id) page_id, anchor, bonus, ident, exact, pages FROM (
-        SELECT sym.page_id, sym.anchor, sym.ident, sym.exact, n.pages,
+    SELECT DISTINCT ON (page_id) page_id, anchor, bonus, ident, exact, pages, indexed FROM (
+        SELECT sym.page_id, sym.anchor, sym.ident, sym.exact, n.pages, sym.indexed,
                (CASE WHEN sym.ident THEN %(w_sym)s
                      WHEN (SELECT count(*) FROM qkeys) <= %(sym_word_max_words)s THEN %(w_sym_word)s ELSE 0 END)
                * (CASE WHEN sym.exact THEN 1.0 ELSE %(sym_suffix)s END) / n.pages AS bonus
-        FROM sym JOIN (SELECT key, count(DISTINCT page_id) AS pages FROM sym GROUP BY key) n ON n.key = sym.key
+        FROM sym JOIN sym_key n ON n.key = sym.key
+        WHERE sym.indexed OR NOT n.indexed
     ) b
     ORDER BY page_id, bonus DESC, anchor
 ), sym_top AS (
@@ -302,7 +309,7 @@ WITH stats AS MATERIALIZED (
            -- the parts of the page's score (its best chunk's, the rest's, the page lists'), for an explanation
            r.id AS best_id, r.best, r.vec_kind, r.vec_rank, r.def_near, r.lex_rank, r.lex_ident, r.nav,
            r.ident_missed, rest.score AS rest, sp.bonus AS sym_bonus, sp.ident AS sym_ident, sp.exact AS sym_exact,
-           sp.pages AS sym_pages, plex.rank AS plex_rank
+           sp.pages AS sym_pages, sp.indexed AS sym_indexed, plex.rank AS plex_rank
     FROM ranked r JOIN pages pg ON pg.id = r.page_id LEFT JOIN sym_page sp ON sp.page_id = r.page_id
     LEFT JOIN plex ON plex.page_id = r.page_id
     CROSS JOIN LATERAL (SELECT COALESCE(sum(o.score), 0) AS score FROM ranked o WHERE o.page_id = r.page_id

@@ -34,7 +34,7 @@ from docsbot.content.symbols.sphinx import Sphinx
 from docsbot.content.symbols.tables import table_definitions
 from docsbot.content.symbols.terms import term_name
 
-__all__ = ["GENERATORS", "Definition", "Generator", "Symbol", "find_symbols"]
+__all__ = ["GENERATORS", "Definition", "Generator", "Symbol", "find_symbols", "index_points_here"]
 
 # The generators whose markup the symbol table reads, in the order each element is offered to them (the first that
 # takes it wins): the order decides which definition of a name comes first, and so its anchor and chunk.
@@ -115,4 +115,35 @@ def find_symbols(main) -> list[Definition]:  # noqa: ANN001 - an lxml element
         for hook in anchored_hooks:
             if hook(el, ident, classes, table):
                 break
-    return table.definitions()
+    return [d._replace(indexed=True) if index_points_here(d.at) else d for d in table.definitions()]
+
+
+# Where a definition's own text sits: the term, or the paragraph, cell or item that a row's or item's name starts.
+_DEFINITION_BLOCKS = frozenset(("dt", "p", "td", "th", "li"))
+
+
+def index_points_here(at) -> bool:  # noqa: ANN001 - an lxml element or None
+    """Whether the site's own index points to the definition that starts at ``at``: an index entry's target
+    (DocBook's empty ``<a class="indexterm" id>``, which the book index links to) in the same term, or before the
+    name in the same paragraph, cell or item. A name that several pages define (PostgreSQL's ``PGDATABASE``: in
+    libpq's list of environment variables and in the Environment section of each tool that reads it) has one such
+    place, the one the index names; the ranking prefers it (:mod:`docsbot.store.ranking`)."""
+    if at is None or at.tag in HEADING_TAGS:
+        return False
+    block = at
+    while block is not None and block.tag not in _DEFINITION_BLOCKS:
+        block = block.getparent()
+    if block is None:
+        return False
+    if block.tag == "dt":
+        return any(_is_index_target(a) for a in block.iter("a"))
+    for el in block.iter():  # document order: an index target before the name
+        if el is at:
+            return False
+        if el.tag == "a" and _is_index_target(el):
+            return True
+    return False
+
+
+def _is_index_target(a) -> bool:  # noqa: ANN001 - an lxml element
+    return "indexterm" in (a.get("class") or "").split() and not a.get("href")

@@ -24,6 +24,7 @@ class Symbol(NamedTuple):
     name: str
     anchor: str
     offset: int | None = None
+    indexed: bool = False  # the site's own index points here (DocBook's indexterm): the name's primary definition
 
 
 class Definition(NamedTuple):
@@ -31,12 +32,14 @@ class Definition(NamedTuple):
     its definition (``at``: the term, the signature, the heading, a table row's or list item's code; its first text,
     or the first after it for an empty target; ``None``: the symbol is the whole page) and whether its anchor is an
     id of its own that no heading or term carries (``anchors``: a table row's or list item's, an
-    :class:`~docsbot.content.anchors.Anchor` of the page too)."""
+    :class:`~docsbot.content.anchors.Anchor` of the page too) and whether the site's own index points to it
+    (``indexed``: :func:`~docsbot.content.symbols.index_points_here`)."""
 
     name: str
     anchor: str
     at: Any = None
     anchors: bool = False
+    indexed: bool = False
 
 
 _LAST_PART = re.compile(r"(?:\.|::)([^.:]+)$")
