@@ -352,6 +352,18 @@ def test_run_is_recorded_with_counts(crawl, docsite, db):
     assert json.dumps(again).count("password") == 0
 
 
+def test_a_full_index_of_an_indexed_site_counts_only_pages_with_new_text_as_modified(crawl, docsite, db):
+    """A second full index re-chunks every page (no validators sent), but only a page whose text changed is
+    "modified": the others are counted unchanged, in the run's counts and its summary line."""
+    index(crawl, docsite)
+    docsite.site.put("/docs/api.html", html_page("API reference", "<h2>gather</h2><p>Run awaitables at once.</p>"))
+    result = index(crawl, docsite)
+    run = last_run(db)
+    counts = (run["mode"], run.get("new", 0), run.get("modified", 0), run.get("unchanged", 0))
+    assert counts == ("full", 0, 1, 4), run
+    assert ": 4 unchanged, 1 modified, 0 new" in result.stderr, result.stderr[-2000:]
+
+
 def test_docsbot_status_and_delete(crawl, docsite, db, database_url):
     import os
     import subprocess

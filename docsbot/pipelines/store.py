@@ -23,11 +23,12 @@ class StorePipeline:
     deletes them at the end of a run that completed, within the mass-deletion guard
     (:meth:`docsbot.refresh.RefreshLedger.deletion_plan`).
 
-    Stats: ``docsbot/new``, ``docsbot/modified``, ``docsbot/unchanged`` (+ ``/same_content``: a 200 whose
-    content is what is stored), ``docsbot/gone``, ``docsbot/chunks_written``, ``docsbot/chunks_reused`` (chunks
+    Stats: ``docsbot/new``, ``docsbot/modified`` (content other than the stored, or stored by an older extraction),
+    ``docsbot/unchanged`` (+ ``/same_content``: a 200 whose content is what is stored, which a full index re-chunks
+    and stores again all the same), ``docsbot/gone``, ``docsbot/chunks_written``, ``docsbot/chunks_reused`` (chunks
     that took over a vector stored for their text), ``docsbot/chunks_queued`` (chunks stored without one). A page
-    the database still refused after the store's retries is dropped (:class:`PageNotStored`, kind ``store``; one
-    log line; the stored copy, if any, is untouched).
+    the database still refused after the store's retries is dropped (:class:`PageNotStored`, kind ``store``; one log
+    line; the stored copy, if any, is untouched).
     """
 
     def __init__(self, crawler: Crawler) -> None:
@@ -51,9 +52,9 @@ class StorePipeline:
         context.ledger.stored(saved.id)
         if item.page_id is None:
             stats.inc_value("docsbot/new")
-        elif item.changed:
+        elif item.changed and item.stored_hash != item.content_hash:
             stats.inc_value("docsbot/modified")
-        else:
+        else:  # a refresh's 200 with the stored content, or a full index re-storing it (re-chunked all the same)
             stats.inc_value("docsbot/unchanged")
             stats.inc_value("docsbot/unchanged/same_content")
         if item.changed:
