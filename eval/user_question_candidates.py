@@ -94,7 +94,8 @@ def pg_definitions() -> list[dict]:
                 title = norm(sec[0].text_content()) if sec else ""
                 if title not in ("Options", "Parameters"):
                     continue
-            label = norm(dt.text_content())
+            terms = [norm(t.text_content()) for t in dt.xpath('./span[@class="term"]')]
+            label = ", ".join(terms) if terms else norm(dt.text_content())  # "-a, --data-only"
             dd = dt.getnext()
             text = norm(dd.text_content())[:700] if dd is not None and dd.tag == "dd" else ""
             frag = dt.get("id") or label
