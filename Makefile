@@ -20,7 +20,7 @@ VERSION ?= 3.11
 ARGS ?=
 Q ?= create a task with asyncio
 
-.PHONY: install model export-model chromium shub corpora jsdocs docs docs-server screenshots index refresh search status test check lint bench matrix eval clean
+.PHONY: install model export-model chromium shub corpora jsdocs docs docs-server screenshots index refresh search status test check lint bench matrix eval ablation clean
 
 install: $(VENV)/.installed
 $(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
@@ -140,6 +140,12 @@ eval: install model docs-server
 	DOCS_PORT=$(RUST_BOOK_DOCS_PORT) DOCS_ROOT=/usr/share/doc/rust-doc/html/book DOCS_PACKAGE=rust-doc \
 		scripts/serve_python_docs.sh
 	$(BIN)/python eval/run.py --index-missing $(EVAL_ARGS)
+
+# Each ranking knob at its neutral value alone over the corpora make eval indexed (eval/ablation.py): which rows each
+# lifts and lowers, page BM25 beside every row; ABLATION_ARGS="--write" puts the tables into BENCHMARKS.md.
+ABLATION_ARGS ?=
+ablation: install model
+	$(BIN)/python eval/ablation.py $(ABLATION_ARGS)
 
 # The web guide's screenshots (docs/screenshots/*.png, 1280x800): the browser tests serve a small site indexed by the
 # real pipeline and photograph each page as they check it; optipng shrinks them when it is installed.

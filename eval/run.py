@@ -114,8 +114,9 @@ def load_queries(corpus: str) -> list[dict[str, Any]]:
             if line.strip():
                 q = json.loads(line)
                 if q["corpus"] == corpus:
-                    # a directory URL's target (``Guides/Testing/``) names the page as relative() does
-                    q["targets"] = [t + "index.html" if t == "" or t.endswith("/") else t for t in q["targets"]]
+                    # a directory URL's target (``Reference/Hooks``, ``Guides/``) names the page as relative() does
+                    q["targets"] = [t if t.endswith(".html") else f"{t.rstrip('/')}/index.html".lstrip("/")
+                                    for t in q["targets"]]  # fmt: skip
                     out.append(q)
     return out
 
