@@ -18,6 +18,11 @@ none of docsbot's code):
   refentry title is ``X``; one per output format that has the parameter: html/, fo/, ...).
 - ``--generator doxygen``: a name of Doxygen's own indexes (``globals*.html``, ``functions*.html``: ``<li>name :
   <a href="page#anchor">``) → the pages they link to.
+- ``--generator postgresql`` (postgresql-doc-15, DocBook): a configuration parameter or a libpq environment
+  variable → its page.
+
+A DocBook book with an index (``bookindex.html``) gives ``index_term`` queries too: an entry or "entry sub-entry"
+→ every page it links to.
 
 Samples are drawn with a fixed seed, so running this again over the same Debian package gives the same files.
 
@@ -166,12 +171,57 @@ def doxygen_names(root: Path) -> dict[str, set[str]]:
     return found
 
 
+def postgresql_names(root: Path) -> dict[str, set[str]]:
+    """The PostgreSQL manual's configuration parameters (``<dt id="GUC-...">`` of ``runtime-config-*.html``, the
+    ``varname`` they show) and libpq's environment variables (the ``envar`` each item of ``libpq-envars.html``
+    starts with) → their page."""
+    found: dict[str, set[str]] = {}
+    for path in sorted(root.glob("runtime-config-*.html")):
+        doc = lxml.html.document_fromstring(path.read_bytes())
+        for dt in doc.xpath("//dt[starts-with(@id, 'GUC-')]"):
+            names = dt.xpath(".//code[@class='varname']")
+            if names:
+                found.setdefault(names[0].text_content().strip(), set()).add(path.name)
+    doc = lxml.html.document_fromstring((root / "libpq-envars.html").read_bytes())
+    for code in doc.xpath("//li/p/code[@class='envar'][1]"):
+        found.setdefault(code.text_content().strip(), set()).add("libpq-envars.html")
+    return found
+
+
+def docbook_index_terms(root: Path) -> dict[str, set[str]]:
+    """A DocBook book index (``bookindex.html``: ``<dt>term, <a class="indexterm" href>``, sub-entries in the
+    ``<dd>``'s list; "see" entries have no link) → every "term" or "term sub-term" → the pages it links to."""
+    doc = lxml.html.document_fromstring((root / "bookindex.html").read_bytes())
+    terms: dict[str, set[str]] = {}
+
+    def entry(dt) -> tuple[str, set[str]]:  # noqa: ANN001
+        text = " ".join((dt.text or "").split()).rstrip(", ")
+        pages = {a.get("href").split("#", 1)[0] for a in dt.xpath("./a[@class='indexterm'][@href]")}
+        return text, pages
+
+    for dt in doc.xpath("//div[@class='index']//dl/dt[not(ancestor::dd)]"):
+        head, pages = entry(dt)
+        if head and pages:
+            terms.setdefault(head, set()).update(pages)
+        dd = dt.getnext()
+        for sub in dd.xpath("./dl/dt") if dd is not None and dd.tag == "dd" else ():
+            text, sub_pages = entry(sub)
+            if head and text and sub_pages:
+                terms.setdefault(f"{head} {text}", set()).update(sub_pages)
+    return terms
+
+
 def named_queries(corpus: str, names: dict[str, set[str]], n: int) -> list[dict]:
     picked = sorted(random.Random(SEED).sample(sorted(names), min(n, len(names))))
     return [{"corpus": corpus, "kind": "symbol", "query": q, "targets": sorted(names[q])} for q in picked]
 
 
-GENERATORS = {"git": git_variables, "docbook-params": docbook_parameters, "doxygen": doxygen_names}
+GENERATORS = {
+    "git": git_variables,
+    "docbook-params": docbook_parameters,
+    "doxygen": doxygen_names,
+    "postgresql": postgresql_names,
+}
 
 
 def main(argv: list[str]) -> None:
@@ -185,10 +235,19 @@ def main(argv: list[str]) -> None:
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     if args.generator != "sphinx":
-        rows = named_queries(args.corpus, GENERATORS[args.generator](args.root), args.symbols)
-        path = args.out / f"{args.corpus}-symbols.jsonl"
-        path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-        print(f"{path}: {len(rows)} queries")
+        sets = [("symbols", named_queries(args.corpus, GENERATORS[args.generator](args.root), args.symbols))]
+        if (args.root / "bookindex.html").is_file():  # a DocBook book's index: its terms too
+            terms = docbook_index_terms(args.root)
+            names = sorted(t for t in terms if len(t) <= 120)
+            picked = sorted(random.Random(SEED).sample(names, min(args.terms, len(names))))
+            rows = [
+                {"corpus": args.corpus, "kind": "index_term", "query": q, "targets": sorted(terms[q])} for q in picked
+            ]
+            sets.append(("terms", rows))
+        for kind, rows in sets:
+            path = args.out / f"{args.corpus}-{kind}.jsonl"
+            path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+            print(f"{path}: {len(rows)} queries")
         return
     for kind, rows in (
         ("symbols", symbol_queries(args.corpus, args.root, args.symbols)),
