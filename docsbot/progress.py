@@ -11,6 +11,7 @@ lines through ``tqdm.write`` (which clears the bars, writes the line and draws t
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import os
@@ -18,9 +19,9 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping
+    from collections.abc import Callable, Iterator, Mapping
 
-__all__ = ["PROGRESS_MODES", "bar", "log_past_bars", "progress_wanted", "raw_stream"]
+__all__ = ["PROGRESS_MODES", "advance", "bar", "draw_until", "log_past_bars", "progress_wanted", "raw_stream"]
 
 PROGRESS_MODES = ("auto", "on", "off")
 # Environment variables that mean the output is a job's log, not a terminal: Scrapyd sets SCRAPY_JOB (and
@@ -91,7 +92,11 @@ class _PastBars:
     def write(self, text: str) -> int:
         from tqdm import tqdm
 
-        tqdm.write(text, file=raw_stream(self.stream), end="")
+        # the bars on the terminal under the stream are cleared; the line goes through the stream (escaped, if the
+        # stream escapes), then the bars are drawn again
+        with tqdm.external_write_mode(file=raw_stream(self.stream)):
+            self.stream.write(text)
+            self.stream.flush()
         return len(text)
 
     def flush(self) -> None:
@@ -118,3 +123,30 @@ def log_past_bars(logger: logging.Logger | None = None) -> Iterator[None]:
     finally:
         for handler, stream in swapped:
             handler.setStream(stream)
+
+
+async def draw_until(
+    drawn: Any, counts: Callable[[], tuple[int, int]], done: asyncio.Event, every: float = 0.25
+) -> None:
+    """Redraw the tqdm bar ``drawn`` with ``counts()`` (done, total) every ``every`` seconds until ``done`` is set,
+    once more then, and close it. Both counts may only grow (tqdm counts by increments)."""
+    try:
+        while True:
+            finished = done.is_set()
+            advance(drawn, *counts())
+            if finished:
+                return
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(done.wait(), every)
+    finally:
+        drawn.close()
+
+
+def advance(drawn: Any, done: int, total: int) -> None:
+    """Set the tqdm bar ``drawn`` to ``done`` of ``total`` (at least ``done``)."""
+    total = max(total, done)
+    if drawn.total != total:
+        drawn.total = total
+        drawn.refresh()
+    if done > drawn.n:
+        drawn.update(done - drawn.n)

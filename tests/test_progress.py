@@ -19,6 +19,8 @@ import pytest
 
 from docsbot.progress import bar, log_past_bars, progress_wanted
 from tests.conftest import ROOT, docsbot_env
+from tests.docsite import DocSiteServer
+from tests.test_faults import fault_site
 
 BAR_MARKS = ("\r", "page/s", "it/s", "█", "\x1b[")
 COUNTS = re.compile(r"\| *(\d+)/(\d+) \[[^,\]]*, *[?\d.]+ ?(page/s|s/page|vector/s|s/vector)")
@@ -153,3 +155,37 @@ def test_a_crawl_to_a_pipe_or_a_log_file_logs_as_before_without_a_bar(crawl, doc
     for mark in BAR_MARKS:
         assert mark not in output, mark
     assert "testdocs@1.0 pages" not in output
+
+
+def test_docsbot_embed_draws_its_vectors_on_a_terminal_and_none_to_a_pipe(docsite, database_url, tmp_path, db):
+    env = docsbot_env(database_url, tmp_path, DOCSBOT_CRAWL_EMBED_WORKERS="0")  # the run leaves its vectors
+    # two versions of different texts (a vector is written to every chunk of its text, whatever the version)
+    with DocSiteServer(fault_site(3)) as other:
+        for version, root in (("1.0", docsite.url), ("2.0", other.url)):
+            url = f"{root}/docs/index.html"
+            result = subprocess.run(
+                [*_crawl_command()[:-4], "-a", "library=testdocs", "-a", f"version={version}", "-a", f"url={url}"],
+                cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+            )  # fmt: skip
+            assert result.returncode == 4, result.stderr[-3000:]  # stored, vectors pending
+    waiting = (
+        "SELECT count(*) FROM documents d JOIN pages p ON p.id = d.page_id JOIN versions v ON v.id = p.version_id "
+    )
+    waiting += "WHERE d.embedding IS NULL AND v.name = %s"
+    chunks = db.execute(waiting, ("1.0",)).fetchone()[0]
+    assert chunks > 0
+
+    embed = [sys.executable, "-m", "docsbot.cli", "embed", "--library", "testdocs"]
+    code, screen = _under_a_terminal([*embed, "--version", "1.0"], env)
+    assert code == 0, screen[-3000:]
+    lines = screen.replace("\r", "\n").splitlines()
+    drawn = [m.groups() for line in lines if (m := COUNTS.search(line)) and line.startswith("testdocs@1.0 vectors")]
+    assert drawn and drawn[-1][:2] == (str(chunks), str(chunks)), screen[-3000:]
+    assert f"{chunks} chunks given a vector" in screen  # the summary line, after the bar
+
+    piped = subprocess.run([*embed, "--version", "2.0"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert piped.returncode == 0, piped.stderr[-3000:]
+    assert "chunks of testdocs@2.0 wait for a vector" in piped.stderr and "chunks given a vector" in piped.stdout
+    for mark in BAR_MARKS:
+        assert mark not in piped.stderr + piped.stdout, mark
+    assert db.execute(waiting, ("2.0",)).fetchone()[0] == 0

@@ -26,7 +26,7 @@ from scrapy.exceptions import NotConfigured
 
 from docsbot.display import printable
 from docsbot.extensions.context import index_context
-from docsbot.progress import bar, log_past_bars, progress_wanted
+from docsbot.progress import advance, bar, log_past_bars, progress_wanted
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -77,7 +77,7 @@ class CrawlProgress:
         handed = int(stats.get_value("scheduler/dequeued", 0) or 0)
         engine = self.crawler.engine
         active = len(getattr(getattr(engine, "downloader", None), "active", ()) or ())
-        _advance(self.pages, max(0, handed - active), known)
+        advance(self.pages, max(0, handed - active), known)
         queued = int(stats.get_value("docsbot/chunks_queued", 0) or 0)
         context = self.context
         vectors = context.vectors if context is not None else None
@@ -85,7 +85,7 @@ class CrawlProgress:
             if self.vectors is None:
                 self.vectors = bar(f"{printable(context.label)} vectors", "vector", total=queued, position=1)
             written = vectors.worker.stats.written
-            _advance(self.vectors, written, max(queued, written))
+            advance(self.vectors, written, queued)
 
     async def spider_closed(self, spider: object = None, reason: str = "") -> None:
         if self.pages is None:  # closed before it opened (the database unavailable)
@@ -99,12 +99,3 @@ class CrawlProgress:
             if drawn is not None:
                 drawn.close()
         self._logging.close()
-
-
-def _advance(drawn: Any, done: int, total: int) -> None:
-    """Set a tqdm bar to ``done`` of ``total`` (both can only grow in a crawl; tqdm counts by increments)."""
-    if drawn.total != total:
-        drawn.total = total
-        drawn.refresh()
-    if done > drawn.n:
-        drawn.update(done - drawn.n)
