@@ -142,9 +142,9 @@ async def draw_until(
         drawn.close()
 
 
-def advance(drawn: Any, done: int, total: int) -> None:
-    """Set the tqdm bar ``drawn`` to ``done`` of ``total`` (at least ``done``)."""
-    total = max(total, done)
+def advance(drawn: Any, done: int, total: int | None) -> None:
+    """Set the tqdm bar ``drawn`` to ``done`` of ``total`` (at least ``done``; ``None``: not known, a count alone)."""
+    total = None if total is None else max(total, done)
     if drawn.total != total:
         drawn.total = total
         drawn.refresh()

@@ -18,7 +18,7 @@ import threading
 import pytest
 
 from docsbot.progress import bar, log_past_bars, progress_wanted
-from tests.conftest import ROOT, docsbot_env
+from tests.conftest import ROOT, build_site, docsbot_env
 from tests.docsite import DocSiteServer
 from tests.test_faults import fault_site
 
@@ -189,3 +189,26 @@ def test_docsbot_embed_draws_its_vectors_on_a_terminal_and_none_to_a_pipe(docsit
     for mark in BAR_MARKS:
         assert mark not in piped.stderr + piped.stdout, mark
     assert db.execute(waiting, ("2.0",)).fetchone()[0] == 0
+
+
+def test_docsbot_sync_draws_libraries_done_and_the_running_ones_pages_on_a_terminal(database_url, tmp_path, db):
+    env = docsbot_env(database_url, tmp_path)
+    with DocSiteServer(build_site()) as one, DocSiteServer(build_site()) as two:
+        libraries = tmp_path / "libraries.toml"
+        libraries.write_text(
+            f'[[library]]\nname = "one"\nversion = "1.0"\nurl = "{one.url}/docs/index.html"\nrefresh = "1d"\n'
+            f'[[library]]\nname = "two"\nurl = "{two.url}/docs/index.html"\nrefresh = "1d"\n'
+        )
+        sync = [sys.executable, "-m", "docsbot.cli", "sync", str(libraries), "--jobs", "1"]
+        code, screen = _under_a_terminal(sync, env)
+        assert code == 0, screen[-3000:]
+        lines = screen.replace("\r", "\n").splitlines()
+        done = [m.group(1, 2) for line in lines if (m := re.search(r"^libraries: .*\| *(\d+)/(\d+) \[", line))]
+        assert done[-1] == ("2", "2"), screen[-3000:]
+        assert any(re.search(r"^pages of one@1.0: +[1-5]page", line) for line in lines), screen[-3000:]
+        assert "2 entries: 2 indexed" in screen  # the table, after the bars
+
+        again = subprocess.run(sync, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+        assert again.returncode == 0 and "2 entries:" in again.stdout
+        for mark in BAR_MARKS:
+            assert mark not in again.stdout + again.stderr, mark
