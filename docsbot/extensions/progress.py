@@ -49,6 +49,7 @@ class CrawlProgress:
         self._logging = contextlib.ExitStack()
         self._task: asyncio.Task[None] | None = None
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(self.spider_idle, signal=signals.spider_idle)
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
 
     @classmethod
@@ -73,11 +74,12 @@ class CrawlProgress:
     def update(self) -> None:
         """Draw the bars with the counts as they are now."""
         stats = self.crawler.stats
-        known = int(stats.get_value("scheduler/enqueued", 0) or 0)
-        handed = int(stats.get_value("scheduler/dequeued", 0) or 0)
-        engine = self.crawler.engine
-        active = len(getattr(getattr(engine, "downloader", None), "active", ()) or ())
-        advance(self.pages, max(0, handed - active), known)
+        if not self.pages.disable:  # still crawling
+            known = int(stats.get_value("scheduler/enqueued", 0) or 0)
+            handed = int(stats.get_value("scheduler/dequeued", 0) or 0)
+            engine = self.crawler.engine
+            active = len(getattr(getattr(engine, "downloader", None), "active", ()) or ())
+            advance(self.pages, max(0, handed - active), known)
         queued = int(stats.get_value("docsbot/chunks_queued", 0) or 0)
         context = self.context
         vectors = context.vectors if context is not None else None
@@ -86,6 +88,13 @@ class CrawlProgress:
                 self.vectors = bar(f"{printable(context.label)} vectors", "vector", total=queued, position=1)
             written = vectors.worker.stats.written
             advance(self.vectors, written, queued)
+
+    def spider_idle(self, spider: object = None) -> None:
+        """Every page fetched (the run then drains its vectors, keeping the spider open): the pages bar is drawn a
+        last time and left as it is, its time and rate those of the crawl."""
+        if self.pages is not None and not self.pages.disable:
+            self.update()
+            self.pages.close()
 
     async def spider_closed(self, spider: object = None, reason: str = "") -> None:
         if self.pages is None:  # closed before it opened (the database unavailable)
