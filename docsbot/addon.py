@@ -70,7 +70,8 @@ COMPONENTS: dict[str, dict[str, int | None]] = {
         "docsbot.downloadermiddlewares.conditional.ConditionalRequestMiddleware": 580,
     },
     # The run's setup and bookkeeping (docsbot.extensions.run): built first, before every other docsbot component.
-    "EXTENSIONS": {"docsbot.extensions.run.IndexRun": 0},
+    # A terminal's progress bars (docsbot.extensions.progress), after the run it reads; off for a log file or a job.
+    "EXTENSIONS": {"docsbot.extensions.run.IndexRun": 0, "docsbot.extensions.progress.CrawlProgress": 10},
     # HTML → Markdown → chunks, then one transaction per page, in that order.
     "ITEM_PIPELINES": {"docsbot.pipelines.chunk.ChunkPipeline": 300, "docsbot.pipelines.store.StorePipeline": 500},
 }

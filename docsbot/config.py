@@ -572,6 +572,14 @@ class DocsbotSettings(BaseSettings):
         "Scrapy's log level (DEBUG, INFO, WARNING, ERROR).",
         scrapy="LOG_LEVEL",
     )
+    DOCSBOT_PROGRESS: Literal["auto", "on", "off"] = _setting(
+        "auto",
+        "Logging",
+        "Progress bars on stderr for a crawl (`scrapy crawl docs`, `docsbot index`), `docsbot embed` and `docsbot "
+        "sync`: pages done of pages known, vectors done of waiting, rate and time left. auto: only when stderr is a "
+        "terminal and the output is no log file (LOG_FILE), Scrapyd job (SCRAPY_JOB, -a _job) or Scrapy Cloud job "
+        "(SHUB_JOBKEY); there the log lines stay as they are. on: always; off: never.",
+    )
 
     @field_validator("DOCSBOT_GONE_STATUSES", "DOCSBOT_SKIP_STATUSES", mode="before")
     @classmethod

@@ -67,6 +67,7 @@ def test_a_projects_own_components_stay_beside_docsbots_and_its_choices_for_docs
     assert set(values.getdict("EXTENSIONS")) == {
         "scrapy.extensions.closespider.CloseSpider",
         load_object("docsbot.extensions.run.IndexRun"),
+        load_object("docsbot.extensions.progress.CrawlProgress"),
     }
     assert values["DOWNLOADER"] == "scrapy.core.downloader.Downloader"  # -s beats the add-on
     assert values.getdict("DOWNLOAD_HANDLERS") == {  # the project's kept, docsbot's added where it named none

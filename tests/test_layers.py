@@ -68,6 +68,7 @@ LAYERS = (
         "docsbot.urls",
         "docsbot.errors",
         "docsbot.display",  # text shown to a person: escaped
+        "docsbot.progress",  # a terminal's progress bars: when, and log lines past them
         "docsbot.config",
         "docsbot.content.commonmark",
         "docsbot.content.identifiers",  # what counts as an identifier: the symbol table's and the search SQL's
@@ -88,7 +89,12 @@ INSIDE = {
     "docsbot.mcp": ("transport", grimp.Layer("server", "http", independent=True), "arguments"),
     # the run extension: IndexRun wiring Scrapy's signals to the run's setup and end, over the context components
     # look up, over the run's embedding worker; the service: DocsIndex made of its parts, over what they share
-    "docsbot.extensions": ("run", grimp.Layer("setup", "ending", independent=True), "context", "vectors"),
+    "docsbot.extensions": (
+        grimp.Layer("run", "progress", independent=True),  # and the terminal's bars, reading the run
+        grimp.Layer("setup", "ending", independent=True),
+        "context",
+        "vectors",
+    ),
     "docsbot.service": ("index", grimp.Layer("reading", "pages", "changes", "writes", independent=True), "core"),
 }
 # The crawl and the service stand side by side on the store: neither imports the other (a refresh the service starts
@@ -123,6 +129,7 @@ PURE = (
     "docsbot.network",
     "docsbot.names",
     "docsbot.display",
+    "docsbot.progress",
     "docsbot.folders",
     "docsbot.archives",
     "docsbot.content.sources",

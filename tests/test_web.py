@@ -90,6 +90,20 @@ def test_markdown_is_rendered_with_html_escaped_and_section_ids():
     assert "<table>" in html and "<td>1</td>" in html
 
 
+def test_a_page_views_code_is_highlighted_and_its_raw_html_still_escaped():
+    markdown = (
+        '# T\n\n```python\nif x < 1:\n    print("<b>hi</b>")\n```\n\n```nosuchlanguage\n<i>plain</i>\n```\n\n'
+        "<script>alert(1)</script>\n\nText <img src=x onerror=alert(2)> here.\n"
+    )
+    html = str(render_markdown(markdown, []))
+    assert '<pre><code class="language-python"><span class="hl-k">if</span>' in html
+    assert '<span class="hl-s2">"&lt;b&gt;hi&lt;/b&gt;"</span>' in html  # the code's text escaped inside its span
+    assert '<code class="language-nosuchlanguage">&lt;i&gt;plain&lt;/i&gt;' in html  # a language Pygments lacks: plain
+    assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "<img" not in html and "<b>" not in html and "<i>" not in html
+    assert 'style="' not in html  # classes only: the pages' CSP forbids inline styles
+
+
 # Stored Markdown as html-to-markdown writes it, with what a hostile page could put in it
 SNIPPET_MARKDOWN = """Call *coro* with `asyncio.gather` (a \\ path); <b>gather</b> them all.
 
@@ -220,7 +234,9 @@ def test_pages_and_their_json_twins_answer_from_the_index(indexed, serve, db):
     whole = get(f"{base}/page", params={"url": guide})
     assert whole.status_code == 200
     assert "<h2" in whole.text and "Install" in whole.text and "Configure" in whole.text
-    assert "import testdocs" in whole.text
+    # its code coloured as a search snippet's is: Pygments' classes on the fenced python3 block's words
+    assert '<pre><code class="language-python3"><span class="hl-kn">import</span>' in whole.text
+    assert '<span class="hl-nn">testdocs</span>' in whole.text
     stored = db.execute("SELECT markdown FROM pages WHERE url = %s", (guide,)).fetchone()[0]
     data = get(f"{base}/page.json", params={"url": guide}).json()
     assert data["markdown"] == stored and data["last_checked_at"]

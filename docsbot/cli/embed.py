@@ -18,6 +18,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
     """Give the chunks waiting in the queue their vectors (docsbot.embedding.worker), then exit; --follow keeps
     waiting."""
     import asyncio
+    import contextlib
     import logging
     import time
 
@@ -27,6 +28,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
     from docsbot.embedding.models import load_embedder
     from docsbot.embedding.worker import EmbeddingWorker, FillStats, ModelRunner, when_mostly_written
     from docsbot.extensions.vectors import GRAPH_WAIT_SECONDS
+    from docsbot.progress import bar, draw_until, log_past_bars, progress_wanted
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s: %(message)s", stream=sys.stderr)
     settings = project_settings()
@@ -74,16 +76,30 @@ def cmd_embed(args: argparse.Namespace) -> int:
             print(f"docsbot embed: the vector indexes could not be built ({printable(exc)}); searches scan vectors "
                   "exactly", file=sys.stderr)  # fmt: skip
 
+    def counts() -> tuple[int, int]:
+        """Vectors written of those waiting at the start (with --follow, of those found waiting since)."""
+        written = worker.stats.written
+        return written, max(waiting, written + (worker.waiting or 0) if args.follow else waiting)
+
     async def run() -> FillStats:
         done = asyncio.Event()
         # the graphs of the versions now ready, built beside the model embedding the last tenth, as a crawl does
         graphs = asyncio.ensure_future(when_mostly_written(worker, waiting, done, build_graphs))
-        try:
-            return await worker.run(follow=lambda: args.follow)
-        finally:
-            done.set()
-            await graphs
-            await runner.aclose()  # an HTTP backend's connections, on their event loop
+        # a terminal's bar (DOCSBOT_PROGRESS): vectors written of waiting, the rate and the time left
+        drawing = None
+        if progress_wanted(settings.get("DOCSBOT_PROGRESS", "auto")):
+            drawing = asyncio.ensure_future(
+                draw_until(bar(f"{printable(labels)} vectors", "vector", total=waiting), counts, done)
+            )
+        with log_past_bars() if drawing is not None else contextlib.nullcontext():
+            try:
+                return await worker.run(follow=lambda: args.follow)
+            finally:
+                done.set()
+                await graphs
+                if drawing is not None:
+                    await drawing
+                await runner.aclose()  # an HTTP backend's connections, on their event loop
 
     started = time.monotonic()
     try:

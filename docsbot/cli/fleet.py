@@ -7,7 +7,7 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from docsbot.cli.common import project_settings
 from docsbot.display import printable
@@ -337,7 +337,12 @@ def cmd_sync(args: argparse.Namespace) -> int:
                 print(f"removed (no longer in {path}): {', '.join(plan.removed)}")
             else:
                 print(f"no longer in {path}, kept (--prune deletes them): {', '.join(plan.removed)}")
-    reports = fleet.run_due(version_ids)
+    bars = _SyncBars.when_wanted(fleet, version_ids)
+    try:
+        reports = fleet.run_due(version_ids, watch=bars)
+    finally:
+        if bars is not None:
+            bars.close()
     ran = {r.label for r in reports}
     with store.connect(fleet.dsn) as conn:
         states = next_due_times(conn, version_ids)
@@ -346,6 +351,57 @@ def cmd_sync(args: argparse.Namespace) -> int:
     rows += extra_rows
     print(sync_table(rows))
     return 3 if any(row.result == "failed" for row in rows) else 0
+
+
+class _SyncBars:
+    """``docsbot sync``'s bars on a terminal (``DOCSBOT_PROGRESS``, :func:`docsbot.progress.progress_wanted`): the
+    libraries done of those due at the start, and the pages the running crawls have written so far (a run's own
+    bars are not drawn: its output goes to its log file). Called by :meth:`docsbot.fleet.scheduler.Fleet.run_due`."""
+
+    def __init__(self, dsn: str, due: int) -> None:
+        from docsbot.progress import bar, log_past_bars
+
+        self.dsn = dsn
+        self._logging = log_past_bars()
+        self._logging.__enter__()
+        self.libraries = bar("libraries", "library", total=due)
+        self.pages = bar("pages", "page", position=1)
+        self._running: tuple[str, ...] = ()
+
+    @classmethod
+    def when_wanted(cls, fleet: Any, version_ids: list[int] | None) -> _SyncBars | None:
+        """The bars, if a person watches and the runs are local (Scrapyd's are scheduled, not awaited)."""
+        from docsbot import store
+        from docsbot.progress import progress_wanted
+        from docsbot.store.fleet import next_due_times
+
+        if fleet.nodes or not progress_wanted(project_settings().get("DOCSBOT_PROGRESS", "auto")):
+            return None
+        with store.connect(fleet.dsn) as conn:
+            now = store.database_now(conn)
+            states = next_due_times(conn, version_ids)
+        due = sum(1 for s in states if s["next_due_at"] is not None and s["next_due_at"] <= now and not s["claimed_by"])
+        return cls(fleet.dsn, due)
+
+    def __call__(self, reports: list[Any], running: list[tuple[str, int, Any]]) -> None:
+        from docsbot import store
+        from docsbot.progress import advance
+
+        advance(self.libraries, len(reports), self.libraries.total or 0)
+        labels = tuple(label for label, _, _ in running)
+        if labels and labels != self._running:  # another library started: its pages from 0 (the last one's stay)
+            self._running = labels
+            self.pages.reset()
+            self.pages.set_description_str(f"pages of {printable(', '.join(labels))}")
+        if running:
+            with store.connect(self.dsn) as conn:
+                written = sum(store.pages_written_since(conn, version_id, since) for _, version_id, since in running)
+            advance(self.pages, written, None)
+
+    def close(self) -> None:
+        self.pages.close()
+        self.libraries.close()
+        self._logging.__exit__(None, None, None)
 
 
 def cmd_scheduler(args: argparse.Namespace) -> int:

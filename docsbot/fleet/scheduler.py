@@ -39,8 +39,8 @@ from docsbot.service.scrapyd import ScrapydNode
 from docsbot.store import fleet as fleet_store
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
-    from datetime import timedelta
+    from collections.abc import Callable, Iterable
+    from datetime import datetime, timedelta
 
     from docsbot.fleet.libraries import LibraryEntry
 
@@ -308,9 +308,16 @@ class Fleet:
                 host_concurrency=self.host_concurrency, per_run=self.per_run,
             )  # fmt: skip
 
-    def run_due(self, version_ids: list[int] | None = None) -> list[RunReport]:
+    def run_due(
+        self,
+        version_ids: list[int] | None = None,
+        watch: Callable[[list[RunReport], list[tuple[str, int, datetime]]], None] | None = None,
+    ) -> list[RunReport]:
         """Claim every due version (of ``version_ids``) and run it: on Scrapyd nodes (scheduled, not awaited) or
-        locally, ``jobs`` at a time, waiting until each has ended. Returns one report per version claimed."""
+        locally, ``jobs`` at a time, waiting until each has ended. Returns one report per version claimed.
+        ``watch(reports, running)``, if given, is called every half second while local runs go on (and once at the
+        end): the reports so far, and each running version's ``(label, version id, when its run started)`` by the
+        database's clock (a terminal's progress bars, ``docsbot sync``)."""
         reports: list[RunReport] = []
         if self.nodes:
             while due := self.claim(50, version_ids):
@@ -330,6 +337,8 @@ class Fleet:
                     reports.append(local)
                 else:
                     running.append((version, local))
+            if watch is not None:
+                watch(reports, [(store.version_label(v.library, v.name), v.id, local.since) for v, local in running])
             if not running and not due:
                 return reports
             time.sleep(0.5)

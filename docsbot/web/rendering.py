@@ -100,40 +100,6 @@ def highlight(text: str, query: str) -> Markup:
     return Markup("").join(out)
 
 
-_MARKDOWN = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
-
-
-def _image_as_link(self: Any, tokens: list[Any], idx: int, options: Any, env: dict[str, Any]) -> str:
-    """markdown-it's ``image`` rule, replaced: a link to the image (its alt text, else its address), which the
-    reader's browser does not load. The address was already checked by markdown-it's ``validateLink``."""
-    token = tokens[idx]
-    src = token.attrGet("src") or ""
-    text = self.renderInlineAsText(token.children or [], options, env) or src
-    return f'<a class="image" href="{escape(src)}" rel="noreferrer nofollow">[image: {escape(text)}]</a>'
-
-
-_MARKDOWN_NO_IMAGES = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
-_MARKDOWN_NO_IMAGES.add_render_rule("image", _image_as_link)
-
-
-def render_markdown(markdown: str, anchors: list[str], *, images: bool = False) -> Markup:
-    """A stored page's Markdown as HTML (CommonMark and GFM tables, markdown-it-py). Raw HTML in it is escaped,
-    never rendered; link and image addresses markdown-it deems unsafe (``javascript:``, ``data:`` but images...) are
-    dropped by it. Images are shown as links to them unless ``images`` (an ``<img>`` would make every reader's
-    browser ask the documentation's host for it). Headings below the title get, in order, the ids in ``anchors``
-    (the page's sections, so that ``#anchor`` links land on them). Linear in the size of the page."""
-    md = _MARKDOWN if images else _MARKDOWN_NO_IMAGES
-    tokens = md.parse(markdown)
-    pending = iter(anchors)
-    for token in tokens:
-        if token.type == "heading_open" and token.tag != "h1":
-            ident = next(pending, None)
-            if ident is None:
-                break
-            token.attrSet("id", ident)
-    return Markup(md.renderer.render(tokens, md.options, {}))
-
-
 def _highlight_code(code: str, lang: str, attrs: str) -> str:
     """markdown-it's ``highlight`` option: a fenced block's code as Pygments' HTML (CSS classes, no inline style:
     the pages' CSP forbids it) when its language is one Pygments knows, else ``""`` (markdown-it escapes it)."""
@@ -152,10 +118,46 @@ def _highlight_code(code: str, lang: str, attrs: str) -> str:
     return pygmentize(code, lexer, HtmlFormatter(nowrap=True, classprefix="hl-"))
 
 
-_MARKDOWN_SNIPPET = MarkdownIt("commonmark", {"html": False, "linkify": False, "highlight": _highlight_code}).enable(
-    "table"
-)
-_MARKDOWN_SNIPPET.add_render_rule("image", _image_as_link)
+# A page view's and a snippet's Markdown: raw HTML escaped, GFM tables, fenced code highlighted.
+_OPTIONS = {"html": False, "linkify": False, "highlight": _highlight_code}
+_MARKDOWN = MarkdownIt("commonmark", _OPTIONS).enable("table")
+
+
+def _image_as_link(self: Any, tokens: list[Any], idx: int, options: Any, env: dict[str, Any]) -> str:
+    """markdown-it's ``image`` rule, replaced: a link to the image (its alt text, else its address), which the
+    reader's browser does not load. The address was already checked by markdown-it's ``validateLink``."""
+    token = tokens[idx]
+    src = token.attrGet("src") or ""
+    text = self.renderInlineAsText(token.children or [], options, env) or src
+    return f'<a class="image" href="{escape(src)}" rel="noreferrer nofollow">[image: {escape(text)}]</a>'
+
+
+_MARKDOWN_NO_IMAGES = MarkdownIt("commonmark", _OPTIONS).enable("table")
+_MARKDOWN_NO_IMAGES.add_render_rule("image", _image_as_link)
+
+
+def render_markdown(markdown: str, anchors: list[str], *, images: bool = False) -> Markup:
+    """A stored page's Markdown as HTML (CommonMark and GFM tables, markdown-it-py). Raw HTML in it is escaped,
+    never rendered; link and image addresses markdown-it deems unsafe (``javascript:``, ``data:`` but images...) are
+    dropped by it. Images are shown as links to them unless ``images`` (an ``<img>`` would make every reader's
+    browser ask the documentation's host for it). A fenced code block whose language Pygments knows (```` ```python
+    ````) is highlighted with CSS classes ``hl-*``, as a search result's snippet is; another stays plain, escaped.
+    Headings below the title get, in order, the ids in ``anchors`` (the page's sections, so that ``#anchor`` links
+    land on them). Linear in the size of the page."""
+    md = _MARKDOWN if images else _MARKDOWN_NO_IMAGES
+    tokens = md.parse(markdown)
+    pending = iter(anchors)
+    for token in tokens:
+        if token.type == "heading_open" and token.tag != "h1":
+            ident = next(pending, None)
+            if ident is None:
+                break
+            token.attrSet("id", ident)
+    return Markup(md.renderer.render(tokens, md.options, {}))
+
+
+# A result's snippet is rendered as its page is, images as links.
+_MARKDOWN_SNIPPET = _MARKDOWN_NO_IMAGES
 
 
 def _snippet_source(markdown: str, width: int) -> str:
