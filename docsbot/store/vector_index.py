@@ -50,7 +50,7 @@ DDL_LOCK_TIMEOUT = "5s"  # the brief ACCESS EXCLUSIVE steps give up rather than 
 READY_WAITING = 0.1  # a version's graph is built once at most this share of its chunks waits for a vector
 
 _INDEX = "documents_embedding_v{}_hnsw_idx"
-_INDEX_PATTERN = r"^documents_embedding_v([0-9]+)_hnsw_idx$"
+_INDEX_PATTERN = r"^documents_embedding_v([0-9]+)(?:_next)?_hnsw_idx$"  # _next: docsbot.store.reembed
 
 
 def index_name(version_id: int) -> str:
