@@ -199,7 +199,76 @@ def test_a_version_switches_to_the_provisioned_model_directory(database_url, db,
     got = np.array([json.loads(r[3]) for r in final], dtype=np.float32)
     assert ((got * expected).sum(axis=1)).min() > 0.9999
     assert all(r[2] == embed_key(DEFAULT_MODEL, r[1]) for r in final)
+    # the same files labelled as the int8 graph (reference.json's variant): another model, so its crawl is refused
+    int8 = tmp_path / "int8"
+    int8.mkdir()
+    for item in model_dir.iterdir():
+        if item.name != "reference.json":
+            (int8 / item.name).symlink_to(item)
+    reference = json.loads((model_dir / "reference.json").read_text())
+    (int8 / "reference.json").write_text(json.dumps({**reference, "variant": "onnx-int8"}))
+    with DocSiteServer(fault_site(2)) as server:
+        refused = crawl(
+            {**real_env, "DOCSBOT_EMBEDDING_MODEL_PATH": str(int8)},
+            f"url={server.url}/docs/index.html", "library=testdocs", "version=1.0",
+        )  # fmt: skip
+    assert refused.returncode != 0
+    assert f"but this run uses '{DEFAULT_MODEL}:onnx-int8'" in refused.stderr, refused.stderr[-3000:]
     # a model that is not provisioned: one line naming the directory and what provisions it
     missing = cli(real_env, "reembed", "--from-model", DEFAULT_MODEL, "--model", str(tmp_path))
     assert missing.returncode == 2 and "is not provisioned in" in missing.stderr and "make model" in missing.stderr
     assert os.path.isdir(model_dir)
+
+
+def test_a_graph_that_makes_other_vectors_is_another_model_to_the_index(tmp_path):
+    """reference.json's variant names the graph: the float ones (fused or not) are the model itself, the int8 one is
+    ``NAME:onnx-int8``, so that its vectors never join (or are taken over by) a version of the float model."""
+    from docsbot.embedding.models import model_identity
+
+    assert model_identity(DEFAULT_MODEL, None) == DEFAULT_MODEL
+    assert model_identity(DEFAULT_MODEL, "onnx-fp32") == model_identity(DEFAULT_MODEL, "onnx-fp32-fused")
+    assert model_identity(DEFAULT_MODEL, "onnx-int8") == f"{DEFAULT_MODEL}:onnx-int8"
+    names = {}
+    for variant in ("onnx-fp32-fused", "onnx-int8", None):
+        model_dir = tmp_path / str(variant)
+        model_dir.mkdir()
+        for name in ("model.onnx", "tokenizer.json", "tokenizer_config.json"):
+            (model_dir / name).write_text("{}")
+        if variant:
+            (model_dir / "reference.json").write_text(json.dumps({"variant": variant, "model_bytes": 2}))
+        names[variant] = FastEmbedEmbedder(DEFAULT_MODEL, model_dir).name
+    assert names == {"onnx-fp32-fused": DEFAULT_MODEL, "onnx-int8": f"{DEFAULT_MODEL}:onnx-int8", None: DEFAULT_MODEL}
+    assert embed_key(names["onnx-int8"], "a text") != embed_key(names["onnx-fp32-fused"], "a text")
+
+
+def test_the_swap_waits_for_a_running_crawl_of_the_version_and_embeds_what_it_wrote(database_url, db, tmp_path):
+    env = docsbot_env(database_url, tmp_path)
+    new_env = docsbot_env(database_url, tmp_path, DOCSBOT_EMBEDDER="tests.embedders.WideHashingEmbedder")
+    with DocSiteServer(fault_site(3)) as server:
+        assert crawl(env, f"url={server.url}/docs/index.html", "library=testdocs", "version=1.0").returncode == 0
+    version = store.list_versions(db)[0]
+    held = store.lock_version(database_url, version)  # what a crawl of the version holds for its whole run
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "docsbot.cli", "reembed", "testdocs@1.0", "--model", NEW],
+            cwd=ROOT, env=new_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        wait_for(lambda: rows(db) and all(r[4] for r in rows(db)), timeout=120)
+        # every chunk has its new vector, but the run holds the lock: nothing is swapped; the "crawl" writes a chunk
+        db.execute(
+            "INSERT INTO documents (page_id, version_id, sort_order, content, context, embed_hash, embedding, kind) "
+            "SELECT page_id, version_id, 99, 'A chunk the running crawl wrote.', context, 'k', embedding, kind "
+            "FROM documents ORDER BY id LIMIT 1"
+        )
+        db.commit()
+        wait_for(lambda: any(r[4] for r in rows(db) if r[1].endswith("wrote.")), timeout=60)  # the switch embeds it
+        assert version_row(db)[1:] == (OLD, 384, NEW, 512)  # and still waits for the lock
+    finally:
+        held.close()
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err[-3000:]
+    assert "waiting for the run of testdocs@1.0 in progress to end before the swap" in err
+    assert version_row(db)[1:] == (NEW, 512, None, None)
+    wrote = [r for r in rows(db) if r[1].endswith("A chunk the running crawl wrote.")]
+    assert len(wrote) == 1 and wrote[0][2] == embed_key(NEW, wrote[0][1])
+    assert len(json.loads(wrote[0][3])) == 512
