@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx2
 import numpy as np
 import pytest
 
@@ -24,6 +25,7 @@ from tests.docsite import DocSiteServer
 from tests.embedders import WideHashingEmbedder
 from tests.test_embed_cli import cli, crawl
 from tests.test_faults import fault_site, page_html, wait_for
+from tests.test_web import Serve
 
 OLD, NEW = "test/hashing-384", "test/hashing-512"
 QUERY = "Paragraph 1 of page 4"
@@ -101,6 +103,15 @@ def test_a_version_switches_model_while_searches_read_its_old_vectors_and_a_kill
         assert {k: switch[k] for k in expected} == expected
         # the killed worker's row looks alive for two minutes, as the embedding queue's do
         assert describe_switch({**switch, "rate": None}).endswith("(no worker: `docsbot reembed` continues it)")
+        web = Serve(env, tmp_path / "serve.log")
+        try:
+            web.wait_ready()
+            (listed,) = httpx2.get(f"{web.url}/libraries.json", timeout=30).json()["libraries"]
+            assert listed["model_switch"]["model"] == NEW and listed["model_switch"]["done"] == len(done)
+            page = httpx2.get(f"{web.url}/libraries", timeout=30).text
+            assert f"switching to {NEW} (512 dimensions): {len(done)} of {total} done" in page
+        finally:
+            web.stop()
         # a crawl with the new model is refused until the switch completes; one with the old model goes on, and
         # its new chunks join the switch
         early = crawl(new_env, f"url={server.url}/docs/index.html", "library=testdocs", "version=1.0")
@@ -248,13 +259,18 @@ def test_the_swap_waits_for_a_running_crawl_of_the_version_and_embeds_what_it_wr
         assert crawl(env, f"url={server.url}/docs/index.html", "library=testdocs", "version=1.0").returncode == 0
     version = store.list_versions(db)[0]
     held = store.lock_version(database_url, version)  # what a crawl of the version holds for its whole run
+    log = tmp_path / "reembed.err"
+    told = "waiting for the run of testdocs@1.0 in progress to end before the swap"
     try:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "docsbot.cli", "reembed", "testdocs@1.0", "--model", NEW],
-            cwd=ROOT, env=new_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
-        wait_for(lambda: rows(db) and all(r[4] for r in rows(db)), timeout=120)
-        # every chunk has its new vector, but the run holds the lock: nothing is swapped; the "crawl" writes a chunk
+        with log.open("w") as stderr:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "docsbot.cli", "reembed", "testdocs@1.0", "--model", NEW],
+                cwd=ROOT, env=new_env, stdout=subprocess.PIPE, stderr=stderr, text=True,
+            )  # fmt: skip
+        # every chunk has its new vector, but the run holds the lock: nothing is swapped
+        wait_for(lambda: told in log.read_text(), timeout=120)
+        assert all(r[4] for r in rows(db)) and version_row(db)[1:] == (OLD, 384, NEW, 512)
+        # the "crawl" writes a chunk meanwhile
         db.execute(
             "INSERT INTO documents (page_id, version_id, sort_order, content, context, embed_hash, embedding, kind) "
             "SELECT page_id, version_id, 99, 'A chunk the running crawl wrote.', context, 'k', embedding, kind "
@@ -265,9 +281,8 @@ def test_the_swap_waits_for_a_running_crawl_of_the_version_and_embeds_what_it_wr
         assert version_row(db)[1:] == (OLD, 384, NEW, 512)  # and still waits for the lock
     finally:
         held.close()
-    out, err = proc.communicate(timeout=120)
-    assert proc.returncode == 0, err[-3000:]
-    assert "waiting for the run of testdocs@1.0 in progress to end before the swap" in err
+    proc.communicate(timeout=120)
+    assert proc.returncode == 0, log.read_text()[-3000:]
     assert version_row(db)[1:] == (NEW, 512, None, None)
     wrote = [r for r in rows(db) if r[1].endswith("A chunk the running crawl wrote.")]
     assert len(wrote) == 1 and wrote[0][2] == embed_key(NEW, wrote[0][1])
