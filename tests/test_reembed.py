@@ -191,6 +191,8 @@ def test_a_switch_is_cancelled_without_touching_what_searches_read(database_url,
     assert "cancelled the switch of testdocs@1.0 to test/hashing-512" in cancelled.stdout
     assert version_row(db)[1:] == (OLD, 384, None, None)
     assert [r[3] for r in rows(db)] == vectors and not any(r[4] for r in rows(db))
+    again = cli(env, "reembed", "testdocs@1.0", "--cancel")
+    assert again.returncode == 1 and "no switch is under way for testdocs@1.0; nothing cancelled" in again.stderr
 
 
 @pytest.mark.model

@@ -126,9 +126,12 @@ def _cancel(args: argparse.Namespace, dsn: str) -> int:
         if isinstance(chosen, str):
             print(f"docsbot reembed: {chosen}", file=sys.stderr)
             return 1
-        for version in chosen:
-            if version.next_model is None:
-                continue
+        switching = [v for v in chosen if v.next_model is not None]
+        if not switching:
+            print(f"docsbot reembed: no switch is under way for {printable(args.library or args.from_model)}; "
+                  "nothing cancelled", file=sys.stderr)  # fmt: skip
+            return 1
+        for version in switching:
             dropped = reembed.cancel_migration(conn, dsn, version)
             label = store.version_label(version.library, version.name)
             print(f"cancelled the switch of {printable(label)} to {version.next_model}: {dropped} of its vectors "
