@@ -134,3 +134,10 @@ class WideHashingEmbedder(LoggingEmbedder):
         if os.environ.get("EMBED_LOG"):
             return super().embed(texts)
         return HashingEmbedder.embed(self, texts)
+
+
+class HugeHashingEmbedder(HashingEmbedder):
+    """A model answering 2,048-dimensional vectors: more than a version's HNSW index takes (2,000)."""
+
+    name = "test/hashing-2048"
+    dim = 2048

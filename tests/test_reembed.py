@@ -69,8 +69,10 @@ def test_a_version_switches_model_while_searches_read_its_old_vectors_and_a_kill
             (("reembed", "testdocs@1.0", "--model", str(tmp_path / "no-model")), 2, "is not a model directory"),
             (("reembed", "testdocs@1.0"), 2, "testdocs@1.0 is already embedded with 'test/hashing-384'"),
             (("reembed", "--model", NEW), 2, "give LIBRARY[@VERSION] or --from-model MODEL"),
+            (("reembed", "testdocs@1.0", "--model", "test/hashing-2048"), 2, "a version's HNSW index takes 1 to 2000"),
         ):
-            bad = cli(env if args[-1] != NEW else new_env, *args)
+            huge = {**env, "DOCSBOT_EMBEDDER": "tests.embedders.HugeHashingEmbedder"}
+            bad = cli(new_env if args[-1] == NEW else huge if args[-1].endswith("2048") else env, *args)
             assert bad.returncode == code, (args, bad.stderr)
             assert [line for line in bad.stderr.splitlines() if words in line], (args, bad.stderr)
             assert "Traceback" not in bad.stderr
