@@ -291,3 +291,26 @@ def test_the_swap_waits_for_a_running_crawl_of_the_version_and_embeds_what_it_wr
     wrote = [r for r in rows(db) if r[1].endswith("A chunk the running crawl wrote.")]
     assert len(wrote) == 1 and wrote[0][2] == embed_key(NEW, wrote[0][1])
     assert len(json.loads(wrote[0][3])) == 512
+
+
+def test_a_switch_stopped_after_its_swap_leaves_its_graph_to_the_next_run(database_url, db, tmp_path):
+    """The graph of the old dimension, left behind when the process ends between the swap and the new graph, counts
+    as no graph (the version is searched exactly) and the next `docsbot db migrate` (or crawl, or embed) builds it."""
+    env = docsbot_env(database_url, tmp_path)
+    new_env = docsbot_env(database_url, tmp_path, DOCSBOT_EMBEDDER="tests.embedders.WideHashingEmbedder")
+    with DocSiteServer(fault_site(2)) as server:
+        assert crawl(env, f"url={server.url}/docs/index.html", "library=testdocs", "version=1.0").returncode == 0
+    version_id = version_row(db)[0]
+    name = f"documents_embedding_v{version_id}_hnsw_idx"
+    switched = cli(new_env, "reembed", "testdocs@1.0", "--model", NEW)
+    assert switched.returncode == 0, switched.stderr[-3000:]
+    assert store.vector_indexes(db)[version_id].state == "hnsw" and "vector(512)" in indexes(db)[name]
+    db.execute(f"DROP INDEX {name}")
+    db.execute(
+        f"CREATE INDEX {name} ON documents USING hnsw ((embedding::vector(384)) vector_cosine_ops) "
+        f"WHERE version_id = {version_id} AND vector_dims(embedding) = 384"
+    )  # what the swap left: the old dimension's graph
+    assert store.vector_indexes(db)[version_id].state == "building"
+    migrated = cli(env, "db", "migrate")
+    assert migrated.returncode == 0, migrated.stderr
+    assert store.vector_indexes(db)[version_id].state == "hnsw" and "vector(512)" in indexes(db)[name]

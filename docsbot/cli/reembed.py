@@ -20,7 +20,10 @@ if TYPE_CHECKING:
 
 __all__ = ["cmd_reembed", "model_overrides"]
 
-SWAP_POLL_SECONDS = 2.0  # how often the swap looks again while a crawl of the version holds its run lock
+SWAP_POLL_SECONDS = 2.0
+# how long the new graph's build waits for another process building vector indexes (it builds it then, see
+# docsbot.store.vector_index.ensure_vector_indexes)
+GRAPH_WAIT_SECONDS = 600.0  # how often the swap looks again while a crawl of the version holds its run lock
 
 
 def model_overrides(model: str | None) -> dict[str, Any]:
@@ -132,7 +135,7 @@ def _cancel(args: argparse.Namespace, dsn: str) -> int:
                   "nothing cancelled", file=sys.stderr)  # fmt: skip
             return 1
         for version in switching:
-            dropped = reembed.cancel_migration(conn, dsn, version)
+            dropped = reembed.cancel_migration(conn, version)
             label = store.version_label(version.library, version.name)
             print(f"cancelled the switch of {printable(label)} to {version.next_model}: {dropped} of its vectors "
                   f"dropped; it keeps {version.embedding_model}")  # fmt: skip
@@ -140,7 +143,7 @@ def _cancel(args: argparse.Namespace, dsn: str) -> int:
 
 
 def _migrate(args: argparse.Namespace, settings: Any, dsn: str, embedder: Any, version: VersionRow, dim: int) -> int:
-    """One version: embed, wait for a crawl if one runs, swap, rename its graph. Returns the exit status."""
+    """One version: embed, wait for a crawl if one runs, swap, build its graph. Returns the exit status."""
     import time
 
     from docsbot import store
@@ -164,7 +167,7 @@ def _migrate(args: argparse.Namespace, settings: Any, dsn: str, embedder: Any, v
             return 1
         with store.connect(dsn, autocommit=True) as conn:
             current = store.find_version(conn, version.library, version.name) or version
-            reembed.prepare_index(conn, current, dim)
+            reembed.drop_index_before_swap(conn, current, dim)
             while (swapped := reembed.swap(conn, current, embedder.name, dim)) is None:
                 if reembed.waiting_next(conn, version.id):
                     break  # chunks a crawl wrote meanwhile: they get theirs first
@@ -174,7 +177,7 @@ def _migrate(args: argparse.Namespace, settings: Any, dsn: str, embedder: Any, v
                     told = True
                 time.sleep(SWAP_POLL_SECONDS)
             if swapped is not None:
-                reembed.finish_index(conn, version.id)
+                store.ensure_vector_indexes(dsn, wait=GRAPH_WAIT_SECONDS)  # its graph for the new vectors
                 break
     print(f"switched {printable(label)} to {embedder.name} ({dim} dimensions): {swapped} chunks, {embedded} texts "
           f"embedded, {written} next vectors written in {time.monotonic() - started:.1f} s")  # fmt: skip
