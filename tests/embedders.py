@@ -28,10 +28,11 @@ class HashingEmbedder:
         return None
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        out = np.zeros((len(texts), DIM), dtype=np.float32)
+        dim = self.dim
+        out = np.zeros((len(texts), dim), dtype=np.float32)
         for row, text in enumerate(texts):
             for word in _WORD.findall(text.lower()):
-                out[row, int.from_bytes(hashlib.blake2b(word.encode(), digest_size=4).digest(), "little") % DIM] += 1
+                out[row, int.from_bytes(hashlib.blake2b(word.encode(), digest_size=4).digest(), "little") % dim] += 1
             norm = np.linalg.norm(out[row])
             out[row] = out[row] / norm if norm else out[row]
             if not norm:
@@ -119,3 +120,24 @@ class TokenizedHashingEmbedder(HashingEmbedder):
         from docsbot.embedding.models import DEFAULT_MODEL_DIRNAME
 
         return Tokenizer.from_file(os.path.join(self.models_dir, DEFAULT_MODEL_DIRNAME, "tokenizer.json"))
+
+
+class WideHashingEmbedder(LoggingEmbedder):
+    """Another model for a model switch (``docsbot reembed``): the hashing embedder with 512 dimensions, under a
+    name of its own, logging each text's key to ``EMBED_LOG`` when set (after ``SLOW_EMBEDDER_SECONDS_PER_TEXT``
+    per text, default 0)."""
+
+    name = "test/hashing-512"
+    dim = 512
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if os.environ.get("EMBED_LOG"):
+            return super().embed(texts)
+        return HashingEmbedder.embed(self, texts)
+
+
+class HugeHashingEmbedder(HashingEmbedder):
+    """A model answering 2,048-dimensional vectors: more than a version's HNSW index takes (2,000)."""
+
+    name = "test/hashing-2048"
+    dim = 2048

@@ -26,6 +26,7 @@ LAYERS = (
     "docsbot.content.pool",  # the extraction and chunking pool the spider and the chunk pipeline share
     # the run extension; beside it, the fleet's scheduler (a crawl it starts is a `scrapy crawl` process)
     grimp.Layer("docsbot.extensions", "docsbot.fleet.scheduler", independent=True),
+    "docsbot.embedding.migration",  # the worker of a model switch (docsbot reembed), a worker of the queue's kind
     grimp.Layer("docsbot.service", "docsbot.embedding.worker", independent=True),  # the service; the queue's workers
     "docsbot.store",
     grimp.Layer(
@@ -82,7 +83,7 @@ LAYERS = (
 # So do the parts of the run extension and of the service.
 INSIDE = {
     "docsbot.cli": (
-        grimp.Layer("crawl", "search", "status", "fleet", "db", "embed", "serve", independent=True),
+        grimp.Layer("crawl", "search", "status", "fleet", "db", "embed", "reembed", "serve", independent=True),
         "common",
     ),
     "docsbot.web": ("app", "llms", "views", grimp.Layer("rendering", "feed", "middleware", independent=True)),

@@ -11,8 +11,8 @@ undone, 2 usage or configuration error (bad arguments, database unreachable, mod
 This module builds the parser and runs a command; the commands live by group: :mod:`~docsbot.cli.crawl`
 (``index``, ``refresh``), :mod:`~docsbot.cli.search` (``search``, ``docs``, ``changes``, ``diff``, ``export``),
 :mod:`~docsbot.cli.status`, :mod:`~docsbot.cli.fleet` (``add``, ``sync``, ``scheduler``), :mod:`~docsbot.cli.db`
-(``delete``, ``db stop``, ``db migrate``), :mod:`~docsbot.cli.embed` and :mod:`~docsbot.cli.serve` (``mcp``,
-``serve``), with what they share in
+(``delete``, ``db stop``, ``db migrate``), :mod:`~docsbot.cli.embed`, :mod:`~docsbot.cli.reembed` and
+:mod:`~docsbot.cli.serve` (``mcp``, ``serve``), with what they share in
 :mod:`~docsbot.cli.common`. Each imports what it needs inside its command, so that ``docsbot search`` loads neither
 Scrapy nor the MCP SDK.
 """
@@ -30,6 +30,7 @@ from docsbot.cli.db import cmd_db_migrate, cmd_db_stop, cmd_delete
 from docsbot.cli.embed import cmd_embed
 from docsbot.cli.examples import DESCRIPTION, epilog
 from docsbot.cli.fleet import cmd_add, cmd_scheduler, cmd_sync
+from docsbot.cli.reembed import cmd_reembed
 from docsbot.cli.search import cmd_changes, cmd_diff, cmd_docs, cmd_export, cmd_search
 from docsbot.cli.serve import cmd_mcp, cmd_serve
 from docsbot.cli.status import cmd_status
@@ -136,6 +137,23 @@ def build_parser() -> argparse.ArgumentParser:
     embed.add_argument("--nice", type=int, help="CPU priority of the model's thread (default DOCSBOT_EMBED_NICE, 10)")
     embed.add_argument("--progress", type=float, default=30.0, help="seconds between progress lines (default 30)")
     embed.set_defaults(func=cmd_embed)
+    reembed = sub.add_parser(
+        "reembed",
+        help="switch a version's embedding model: new vectors beside the ones searches read, swapped in at the end "
+        "(resumable)",
+    )
+    reembed.add_argument("library", nargs="?", metavar="LIBRARY[@VERSION]", help="the version(s) to switch")
+    reembed.add_argument("--from-model", metavar="MODEL", help="instead: every version embedded with this model")
+    reembed.add_argument(
+        "--model", metavar="NAME_OR_DIR", help="the new model: a provisioned model directory or a model name "
+        "(default: DOCSBOT_EMBEDDING_MODEL / DOCSBOT_EMBEDDING_MODEL_PATH, or the endpoint's)",
+    )  # fmt: skip
+    reembed.add_argument("--cancel", action="store_true", help="stop a switch under way and drop its new vectors")
+    reembed.add_argument("--claim", type=int, help="chunks per claim (default DOCSBOT_EMBED_CLAIM, 256)")
+    reembed.add_argument("--concurrency", type=int, help="claims in flight at once (default: the backend's)")
+    reembed.add_argument("--nice", type=int, help="CPU priority of the model's thread (default DOCSBOT_EMBED_NICE, 10)")
+    reembed.add_argument("--progress", type=float, default=30.0, help="seconds between progress lines (default 30)")
+    reembed.set_defaults(func=cmd_reembed)
     delete = sub.add_parser("delete", help="remove a library version (or every version) and all of its data")
     delete.add_argument("--library", required=True)
     delete.add_argument("--version", help="only this version ('' for the unversioned one); default: all")

@@ -25,6 +25,7 @@ EXAMPLES: dict[str, str] = {
     "search": 'docsbot search "asyncio gather timeout" --library python -k 3',
     "status": "docsbot status",
     "embed": "docsbot embed --library python --follow",
+    "reembed": "docsbot reembed python@3.13 --model ~/.local/share/docsbot/models/all-MiniLM-L6-v2-int8",
     "delete": "docsbot delete --library python --version 3.12",
     "db": "docsbot db migrate",
     "db stop": "docsbot db stop",

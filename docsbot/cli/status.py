@@ -51,6 +51,7 @@ _VECTOR_INDEX = {
 
 def cmd_status(args: argparse.Namespace) -> int:
     from docsbot import store
+    from docsbot.embedding.migration import describe_switch
     from docsbot.embedding.worker import describe_progress
 
     try:
@@ -79,6 +80,8 @@ def cmd_status(args: argparse.Namespace) -> int:
                 else (" (no worker is embedding: `docsbot embed` gives them their vectors)")
             )
             print(f"  vectors: {describe_progress(v.vectors, v.vectors_waiting, rate)}{who}")
+        if v.model_switch:
+            print(f"  {printable(describe_switch(v.model_switch))}; searches read {v.embedding_model}'s until it ends")
         if v.refresh_interval or v.next_due:
             every = (
                 f"refreshed every {v.refresh_interval}" if v.refresh_interval else "indexed, not refreshed on schedule"

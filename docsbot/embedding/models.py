@@ -47,6 +47,7 @@ __all__ = [
     "check_model_dir",
     "embed_query",
     "load_embedder",
+    "model_identity",
 ]
 
 logger = logging.getLogger(__name__)
@@ -63,9 +64,21 @@ KNOWN_DIMENSIONS = {DEFAULT_MODEL.lower(): 384}
 # this machine's two cores embeds 85-90 chunks/s one at a time, 82 four at a time and 64 thirty-two at a time
 # (BENCHMARKS.md, "Time to complete vectors"): a batch pads every text to its longest (17% more tokens at 32, even
 # sorted by length) and its attention matrices outgrow the cache. A GPU needs batches to be busy.
+# Graphs of a model whose vectors are the model's own, to float rounding (the export checks the fused graph against
+# the unfused one at cosine 0.99999): an index embedded with one is searched and refreshed with the other. Another
+# variant (onnx-int8: cosine 0.99 to the float vectors) makes other vectors, so it is another model to the index.
+SAME_VECTORS_VARIANTS = frozenset({"onnx-fp32", "onnx-fp32-fused"})
 CPU_BATCH_SIZE = 1
 GPU_BATCH_SIZE = 64
 REMOTE_BATCH_SIZE = 32  # texts per request to an embedding server
+
+
+def model_identity(name: str, variant: str | None) -> str:
+    """The model as an index records it (``versions.embedding_model``, the key of ``documents.embed_hash``): its
+    name, followed by ``:VARIANT`` for a graph whose vectors differ from the model's own
+    (``sentence-transformers/all-MiniLM-L6-v2:onnx-int8``); the name alone for the float graphs
+    (:data:`SAME_VECTORS_VARIANTS`) and for a model without a variant (fastembed's cache, an endpoint)."""
+    return name if variant is None or variant in SAME_VECTORS_VARIANTS else f"{name}:{variant}"
 
 
 class EmbeddingModelError(DocsbotError, RuntimeError):
@@ -252,6 +265,9 @@ class FastEmbedEmbedder:
     its default, every core); ``batch_size``: texts per model call (``None``: :data:`CPU_BATCH_SIZE` on the CPU,
     :data:`GPU_BATCH_SIZE` on CUDA).
 
+    ``name`` is what the index records (:func:`model_identity`): ``model_name`` for the float graphs, with
+    ``:VARIANT`` appended for another graph of the model directory (``reference.json``'s ``variant``: onnx-int8).
+
     :meth:`check` raises :class:`EmbeddingModelError` at once when the model directory is missing or cut short;
     :meth:`load` (blocking: run it off the event loop) when the model cannot be loaded.
     """
@@ -266,8 +282,9 @@ class FastEmbedEmbedder:
         device: str = "cpu",
         threads: int | None = None,
     ) -> None:
-        self.name = model_name
+        self.model_name = model_name  # as fastembed knows it
         self.model_path = Path(model_path) if model_path else None
+        self.name = model_identity(model_name, self.variant)  # as the index records it
         self.cache_dir = Path(cache_dir) if cache_dir else None
         self.device = (device or "cpu").lower()
         self.batch_size = batch_size or (CPU_BATCH_SIZE if self.device == "cpu" else GPU_BATCH_SIZE)
@@ -331,7 +348,7 @@ class FastEmbedEmbedder:
                     options["cuda"] = True
                     options["device_ids"] = [int(self.device.partition(":")[2] or 0)]
                 try:
-                    self._model = TextEmbedding(self.name, **options)
+                    self._model = TextEmbedding(self.model_name, **options)
                 except Exception as exc:  # fastembed raises ValueError, OSError, onnxruntime's own errors...
                     where = self.model_path or f"fastembed's cache {self.cache_dir}"
                     raise EmbeddingModelError(
@@ -373,13 +390,13 @@ class FastEmbedEmbedder:
     def dim(self) -> int:
         """The vector dimension: from :data:`KNOWN_DIMENSIONS` without loading anything, else from fastembed's
         model list (imports fastembed, about 1-2 s), else by embedding a probe text (loads the model)."""
-        known = KNOWN_DIMENSIONS.get(self.name.lower())
+        known = KNOWN_DIMENSIONS.get(self.model_name.lower())
         if known is not None:
             return known
         from fastembed import TextEmbedding
 
         for description in TextEmbedding.list_supported_models():
-            if description["model"].lower() == self.name.lower():
+            if description["model"].lower() == self.model_name.lower():
                 return int(description["dim"])
         return int(self.embed(["dimension probe"]).shape[1])
 

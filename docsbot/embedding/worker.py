@@ -374,6 +374,10 @@ class EmbeddingWorker:
                     conn, self.model, self.version_ids, socket.gethostname(), os.getpid(), self.run_id
                 )
 
+    async def _waiting(self, conn: psycopg.AsyncConnection) -> int:
+        """What is left to do: the chunks of the worker's versions waiting for a vector of its model."""
+        return await chunk_queue.waiting_chunks_async(conn, self.version_ids, self.model)
+
     async def _report(self, final: bool = False) -> None:
         """Every ``progress_every`` seconds (and at the end): count what waits, log a progress line, update the
         worker's ``embed_workers`` row. Best effort: a failure here never stops the worker."""
@@ -383,7 +387,7 @@ class EmbeddingWorker:
         self._last_report = now
         try:
             async with self._pool.connection() as conn:
-                self.waiting = await chunk_queue.waiting_chunks_async(conn, self.version_ids, self.model)
+                self.waiting = await self._waiting(conn)
                 if self._row_id is not None:
                     await chunk_queue.finish_worker(
                         conn,

@@ -117,6 +117,12 @@ class LibraryVersion(BaseModel):
         description="while workers embed this version: workers, rate (chunks per second), seconds_left; null when none",
     )
     embedding_model: str | None
+    model_switch: dict[str, Any] | None = Field(
+        None,
+        description="while `docsbot reembed` switches it to another model (searches read the old vectors until the "
+        "swap): model, dim, done (chunks and definitions with their new vector), total, rate (chunks per second, or "
+        "null); null otherwise",
+    )
     vector_index: str = Field(
         "none",
         description="how its vectors are searched: 'hnsw' (an HNSW graph of its own), 'building' (the graph is being "

@@ -351,6 +351,7 @@ class Reading(IndexCore):
                     vectors_waiting=waiting,
                     embedding=work,
                     embedding_model=row["embedding_model"],
+                    model_switch=row["model_switch"],
                     vector_index=index.state,
                     vector_index_bytes=index.bytes,
                     last_updated=iso(row["last_updated"]),

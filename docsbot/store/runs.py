@@ -38,12 +38,15 @@ def version_overview(conn: psycopg.Connection, runs: int = 3) -> list[dict[str, 
     the version's lock now), ``refresh_interval, next_due_at, failures, last_error`` (its schedule, when a
     libraries file declares it), ``runs`` (its last ``runs`` runs, newest first: ``id, mode, started_at, finished_at,
     stats, outcome, outcome_reason`` and ``state``, see :func:`run_state`) and ``embedding`` (its active embedding
-    workers: ``workers``, ``rate`` in chunks per second, ``None`` when none works on it)."""
+    workers: ``workers``, ``rate`` in chunks per second, ``None`` when none works on it) and ``model_switch`` (while
+    ``docsbot reembed`` switches it to another model: ``model``, ``dim``, ``done`` of ``total`` chunks and
+    definitions with their new vector, ``rate`` of its workers or ``None``; ``None`` otherwise)."""
     running = running_version_ids(conn)
     with conn.cursor(row_factory=dict_row) as cur:
         versions = cur.execute(
             """
             SELECT v.id, l.name AS library, v.name AS version, v.root_url, v.settings, v.embedding_model,
+                   v.next_model, v.next_dim, counts.next_vectors, next_workers.rate AS next_rate,
                    v.refresh_interval, v.next_due_at, v.failures, v.last_error,
                    counts.pages, counts.chunks, counts.definitions, counts.vectors, counts.last_updated,
                    counts.last_changed, counts.last_checked,
@@ -56,6 +59,7 @@ def version_overview(conn: psycopg.Connection, runs: int = 3) -> list[dict[str, 
             CROSS JOIN LATERAL (
                 SELECT count(DISTINCT p.id) AS pages, count(d.id) FILTER (WHERE d.kind = 0) AS chunks,
                        count(d.id) FILTER (WHERE d.kind = 1) AS definitions, count(d.embedding) AS vectors,
+                       count(d.embedding_next) AS next_vectors,
                        max(p.updated_at) AS last_updated, max(p.content_changed_at) AS last_changed,
                        max(p.last_checked_at) AS last_checked
                 FROM pages p LEFT JOIN documents d ON d.page_id = p.id
@@ -71,6 +75,11 @@ def version_overview(conn: psycopg.Connection, runs: int = 3) -> list[dict[str, 
                 WHERE w.finished_at IS NULL AND w.updated_at > now() - interval '2 minutes'
                   AND w.model = v.embedding_model AND (w.version_ids IS NULL OR v.id = ANY(w.version_ids))
             ) workers
+            LEFT JOIN LATERAL (
+                SELECT sum(w.rate) AS rate FROM embed_workers w
+                WHERE v.next_model IS NOT NULL AND w.finished_at IS NULL AND w.updated_at > now() - interval '2 minutes'
+                  AND w.model = v.next_model AND v.id = ANY(w.version_ids)
+            ) next_workers ON true
             ORDER BY l.name, v.name
             """,
             {"runs": runs},
@@ -80,6 +89,14 @@ def version_overview(conn: psycopg.Connection, runs: int = 3) -> list[dict[str, 
         # the queue's length from the counts this statement makes anyway (docsbot.store.queue's would scan again)
         v["waiting"] = v["chunks"] + v["definitions"] - v["vectors"]
         v["embedding"] = {"workers": v.pop("workers"), "rate": v.pop("rate")} if v["workers"] else None
+        next_model, next_dim, done, rate = (
+            v.pop(key) for key in ("next_model", "next_dim", "next_vectors", "next_rate")
+        )
+        v["model_switch"] = (
+            {"model": next_model, "dim": next_dim, "done": done, "total": v["chunks"] + v["definitions"], "rate": rate}
+            if next_model
+            else None
+        )
         for run in v["runs"]:
             for key in ("started_at", "finished_at"):
                 run[key] = datetime.fromisoformat(run[key]) if run[key] else None

@@ -73,7 +73,12 @@ def vector_indexes(conn: psycopg.Connection) -> dict[int, VectorIndex]:
     """:class:`VectorIndex` of every version, by version id (read from the catalog: no lock, no scan)."""
     rows = conn.execute(
         """
-        SELECT v.id, v.embedding_dim, i.indisvalid, pg_relation_size(i.indexrelid)
+        SELECT v.id, v.embedding_dim,
+               -- a graph of another dimension (a model switch stopped between its swap and the new graph) is as
+               -- good as an interrupted build: it serves no search of the version
+               i.indisvalid
+                 AND substring(pg_get_indexdef(i.indexrelid) from 'vector\\((\\d+)\\)')::int = v.embedding_dim,
+               pg_relation_size(i.indexrelid)
         FROM versions v
         LEFT JOIN pg_class c ON c.relname = 'documents_embedding_v' || v.id || '_hnsw_idx'
              AND c.relnamespace = current_schema()::regnamespace

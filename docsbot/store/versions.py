@@ -49,11 +49,13 @@ class VersionRow:
     embedding_model: str | None
     embedding_dim: int | None
     has_pages: bool = True  # a stored page: indexed, not only declared or being indexed for the first time
+    next_model: str | None = None  # the model it is being switched to (docsbot.store.reembed), and its dimension
+    next_dim: int | None = None
 
 
 _VERSION_SELECT = """
     SELECT v.id, l.name AS library, v.name, v.root_url, v.settings, v.embedding_model, v.embedding_dim,
-           EXISTS (SELECT 1 FROM pages p WHERE p.version_id = v.id) AS has_pages
+           v.next_model, v.next_dim, EXISTS (SELECT 1 FROM pages p WHERE p.version_id = v.id) AS has_pages
     FROM versions v JOIN libraries l ON l.id = v.library_id
 """
 
@@ -139,7 +141,8 @@ def lock_version(dsn: str, version: VersionRow) -> psycopg.Connection:
 def bind_model(conn: psycopg.Connection, version: VersionRow, model: str, dim: Callable[[], int]) -> None:
     """Record the version's embedding model and vector dimension on its first run, or raise
     :class:`DatabaseError` if its vectors come from another model (one model per index: vectors of two models
-    are never mixed). ``dim`` is only called on the first run (asking a model its dimension may load it)."""
+    are never mixed; ``docsbot reembed`` switches a version's model). ``dim`` is only called on the first run
+    (asking a model its dimension may load it)."""
     if version.embedding_model is None:
         dimension = dim()
         with conn.transaction():
@@ -149,10 +152,16 @@ def bind_model(conn: psycopg.Connection, version: VersionRow, model: str, dim: C
             )
         return
     if version.embedding_model != model:
+        label = version_label(version.library, version.name)
+        switching = (
+            f"; it is being switched to {model!r} (`docsbot reembed {label}`): this model's crawls are accepted once "
+            "that completes"
+            if version.next_model == model
+            else f"; switch it with `docsbot reembed {label} --model NAME_OR_DIR` (searches go on meanwhile)"
+        )
         raise DatabaseError(
-            f"{version_label(version.library, version.name)} was indexed with the embedding model "
-            f"{version.embedding_model!r} ({version.embedding_dim} dimensions), but this run uses {model!r}; "
-            f"set DOCSBOT_EMBEDDING_MODEL={version.embedding_model} or index it under another library/version name"
+            f"{label} was indexed with the embedding model {version.embedding_model!r} ({version.embedding_dim} "
+            f"dimensions), but this run uses {model!r}: run it with the model the version has{switching}"
         )
 
 

@@ -13,6 +13,7 @@ from markdown_it import MarkdownIt
 from markupsafe import Markup, escape
 
 from docsbot import store
+from docsbot.embedding.migration import describe_switch
 from docsbot.embedding.worker import describe_progress
 from docsbot.service import MAX_QUERY_CHARS
 
@@ -233,7 +234,8 @@ def safe_href(url: Any) -> str:
 
 def templates() -> Environment:
     """The templates' environment: HTML autoescaped, with the filters ``highlight``, ``snippet``, ``excerpt``,
-    ``quote`` (a URL component) and ``href`` (:func:`safe_href`), and the globals ``label`` and ``vectors_progress``."""
+    ``quote`` (a URL component) and ``href`` (:func:`safe_href`), and the globals ``label``, ``vectors_progress``
+    and ``describe_switch``."""
     env = Environment(
         loader=PackageLoader("docsbot.web", "templates"),
         autoescape=select_autoescape(["html"]),
@@ -247,6 +249,7 @@ def templates() -> Environment:
     env.filters["href"] = safe_href
     env.globals["label"] = store.version_label
     env.globals["vectors_progress"] = vectors_progress
+    env.globals["describe_switch"] = describe_switch
     env.globals["max_query"] = MAX_QUERY_CHARS
     env.globals["max_rendered"] = MAX_RENDERED_CHARS
     return env
