@@ -341,3 +341,22 @@ def test_docsbot_search_follows_the_endpoint_and_falls_back_when_it_is_down(data
     missing = search_cli({**env, "DOCSBOT_RERANKER": str(tmp_path / "nowhere")}, query)
     assert missing.returncode == 2  # a setting to fix, as every DocsbotError
     assert missing.stderr == f"docsbot: DOCSBOT_RERANKER: no reranker model folder {tmp_path / 'nowhere'}\n"
+
+
+def test_the_mcp_server_and_web_pages_search_with_the_reranker_the_settings_name(tmp_path):
+    from docsbot.service import DocsIndex
+
+    settings = {
+        "DOCSBOT_DATA_DIR": str(tmp_path),
+        "DOCSBOT_RERANKER": "http://tei:8080",
+        "DOCSBOT_RERANK_CANDIDATES": 12,
+    }
+    index = DocsIndex(settings, "postgresql:///unused", HashingEmbedder(), env={})
+    assert isinstance(index.searcher.reranker, HttpReranker) and index.searcher.reranker.url == "http://tei:8080/rerank"
+    assert index.searcher.rerank_candidates == 12
+    assert (
+        DocsIndex({"DOCSBOT_DATA_DIR": str(tmp_path)}, "postgresql:///unused", HashingEmbedder()).searcher.reranker
+        is None
+    )
+    with pytest.raises(RerankerConfigError, match="no reranker model folder"):
+        DocsIndex({**settings, "DOCSBOT_RERANKER": str(tmp_path / "none")}, "postgresql:///unused", HashingEmbedder())
