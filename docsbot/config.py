@@ -206,6 +206,26 @@ class DocsbotSettings(BaseSettings):
         "The tokenizer.json chunks are sized with for a remote model (default: the provisioned default model's).",
     )
 
+    # --- Search ---
+    DOCSBOT_RERANKER: str = _setting(
+        "off",
+        "Search",
+        "Re-scores a search's first DOCSBOT_RERANK_CANDIDATES results with a cross-encoder: off, a folder of "
+        "an exported ONNX cross-encoder (model.onnx, tokenizer.json, tokenizer_config.json; nothing is "
+        "downloaded) or the http(s) URL of a rerank endpoint (TEI's /rerank; Cohere-style /v1/rerank).",
+    )
+    DOCSBOT_RERANKER_API: Literal["auto", "tei", "cohere"] = _setting(
+        "auto", "Search", "The endpoint's shape, tei or cohere; auto: cohere for a URL ending in /v1 or /v1/rerank."
+    )
+    DOCSBOT_RERANKER_MODEL: str = _setting("", "Search", "The model name sent to a cohere-shaped endpoint.")
+    DOCSBOT_RERANKER_API_KEY: str = _setting("", "Search", "The endpoint's bearer token (never logged).", repr=False)
+    DOCSBOT_RERANKER_TIMEOUT: float = _setting(
+        5.0, "Search", "Seconds a rerank may take; past it the search answers in the fused order.", gt=0
+    )
+    DOCSBOT_RERANK_CANDIDATES: int = _setting(
+        30, "Search", "How many of the fused results the reranker re-scores.", ge=1, le=200
+    )
+
     # --- Vectors ---
     DOCSBOT_CRAWL_EMBED_WORKERS: int = _setting(
         1,

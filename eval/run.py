@@ -324,6 +324,7 @@ def main(argv: list[str]) -> int:
 
     from docsbot import store
     from docsbot.embedding.models import load_embedder
+    from docsbot.service.reranking import load_reranker
     from docsbot.service.search import Searcher
 
     settings = get_project_settings()
@@ -340,7 +341,10 @@ def main(argv: list[str]) -> int:
             index_corpus(CORPORA[name])
     embedder = load_embedder(settings)
     results = []
-    with Searcher(dsn, embedder) as searcher:
+    # DOCSBOT_RERANKER (off by default) evaluates search with its reranking stage, as `docsbot search` runs it
+    reranker = load_reranker(settings)
+    candidates = settings.getint("DOCSBOT_RERANK_CANDIDATES", 30)
+    with Searcher(dsn, embedder, reranker=reranker, rerank_candidates=candidates) as searcher:
         if params:
             searcher.tuning.update(params)
         searcher.search("warm up", limit=1)

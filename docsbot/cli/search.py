@@ -44,19 +44,31 @@ def _load_in_background(embedder: Embedder) -> threading.Thread:
 
 
 def explanation_text(explanation: dict) -> str:
-    """An explanation (:mod:`docsbot.store.explaining`) as lines: the ranks in each list, then one line a knob."""
+    """An explanation (:mod:`docsbot.store.explaining`) as lines: the ranks in each list, one line a knob, then the
+    reranker's score and the rank before and after it (or its failure) when one is on."""
     ranks = ", ".join(f"{name} {rank if rank is not None else '-'}" for name, rank in explanation["lists"].items())
     lines = [f"ranks: {ranks}"]
     for factor in explanation["factors"]:
         part = f" [{factor['part']}]" if factor.get("part") else ""
         lines.append(f"{factor['knob']}={factor['value']:g}{part}: {factor['effect']}")
+    rerank = explanation.get("rerank")
+    if rerank and "error" in rerank:
+        lines.append(f"reranker {rerank['reranker']} failed, fused order kept: {rerank['error']}")
+    elif rerank:
+        lines.append(
+            f"reranker {rerank['reranker']}: score {rerank['score']:.4f}, "
+            f"rank {rerank['rank_before']} → {rerank['rank_after']}"
+        )
     return "\n".join(lines)
 
 
 def cmd_search(args: argparse.Namespace) -> int:
     from docsbot.embedding.models import load_embedder
+    from docsbot.service.reranking import load_reranker
 
     settings = project_settings()
+    reranker = load_reranker(settings)  # a missing model folder says so before anything loads
+    candidates = settings.getint("DOCSBOT_RERANK_CANDIDATES", 30)
     embedder = load_embedder(settings)  # the query path imports neither fastembed nor scrapy
     loading = _load_in_background(embedder)
     try:
@@ -70,7 +82,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             except store.NoSchema as exc:
                 print(f"docsbot: {printable(exc)}", file=sys.stderr)
                 return 1
-        with Searcher(dsn, embedder, pool_size=1) as searcher:
+        with Searcher(dsn, embedder, pool_size=1, reranker=reranker, rerank_candidates=candidates) as searcher:
             try:
                 results = searcher.search(
                     args.query,

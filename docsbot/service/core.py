@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 from docsbot.network import NetworkPolicy
 from docsbot.service.errors import Forbidden, Invalid
+from docsbot.service.reranking import load_reranker
 from docsbot.service.runs import Launch, Launcher
 from docsbot.service.search import Searcher
 
@@ -58,6 +59,9 @@ class IndexCore:
         self.settings = settings
         self.allow_writes = allow_writes
         self.searcher = Searcher(dsn, embedder, pool_size=pool_size)
+        if embedder is not None:  # search's reranking stage (None when DOCSBOT_RERANKER is off)
+            self.searcher.reranker = load_reranker(settings)
+            self.searcher.rerank_candidates = int(settings.get("DOCSBOT_RERANK_CANDIDATES") or 30)
         self._token_counter: Any = None  # docsbot.service.docs.TokenCounter, on the first docs()
         data_dir = Path(settings.get("DOCSBOT_DATA_DIR")).expanduser()
         # SCRAPYD_URL is an environment variable on purpose, not a docsbot setting: scrapy.cfg's `remote` deploy

@@ -52,7 +52,8 @@ class SearchHit(BaseModel):
         None,
         description="asked for with explain: the result's rank in each candidate list (lists: vector_chunks, "
         "vector_definitions, bm25_chunks, bm25_pages, symbols; null where it is not a candidate) and every ranking "
-        "knob that changed its score (factors: knob, value, effect)",
+        "knob that changed its score (factors: knob, value, effect); with a reranker on, rerank: reranker, score, "
+        "rank_before, rank_after (or error when it failed and the fused order was kept)",
     )
 
 

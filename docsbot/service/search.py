@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from typing import TYPE_CHECKING, Any
 
 from psycopg_pool import ConnectionPool
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     import psycopg
 
     from docsbot.embedding.models import Embedder
+    from docsbot.service.reranking import Reranker
 
 __all__ = [
     "MAX_QUERY_CHARS",
@@ -63,10 +65,26 @@ class Searcher:
     connection; the embedder serializes model calls). Raises :class:`UnknownLibrary` for a library/version that
     is not indexed, :class:`BadQuery` for bad arguments, :class:`docsbot.store.DatabaseError` when the database
     cannot be reached.
+
+    With a ``reranker`` (:func:`docsbot.service.reranking.load_reranker`), the first ``rerank_candidates`` fused
+    results are re-scored by it and sorted by its score; the rest follow in the fused order. A reranker that fails
+    leaves the fused order (a warning is logged, and an explanation says so).
     """
 
-    def __init__(self, dsn: str, embedder: Embedder, pool_size: int = 4) -> None:
+    def __init__(
+        self,
+        dsn: str,
+        embedder: Embedder,
+        pool_size: int = 4,
+        *,
+        reranker: Reranker | None = None,
+        rerank_candidates: int = 30,
+    ) -> None:
         self.embedder = embedder
+        # The reranking stage (docsbot.service.reranking), None when off: then a search does no more work than
+        # without it.
+        self.reranker = reranker
+        self.rerank_candidates = rerank_candidates
         # Ranking knobs passed to docsbot.store.ranking (names of store.SEARCH_DEFAULTS); `make eval` tunes them.
         self.tuning: dict[str, Any] = {}
         self._pool = ConnectionPool(
@@ -87,8 +105,14 @@ class Searcher:
         self._pool.close()
 
     def warm_up(self) -> None:
-        """Load the query model now rather than on the first search (a long-running server calls this once)."""
+        """Load the query model (and a local reranker) now rather than on the first search (a long-running server
+        calls this once). A reranker that cannot load is logged; searches then answer in the fused order."""
         embed_query(self.embedder, ["warm up"])
+        if self.reranker is not None and hasattr(self.reranker, "load"):
+            try:
+                self.reranker.load()
+            except Exception as exc:  # the searches will say so too
+                logger.warning("the reranker %s cannot load: %s", getattr(self.reranker, "name", "?"), exc)
 
     def __enter__(self) -> Searcher:
         return self.open()
@@ -157,7 +181,9 @@ class Searcher:
         ``kind``: only pages of that kind (``docs``, ``changelog`` or ``index``: ``pages.kind``). Raises
         :class:`BadQuery` for an empty or long query, a limit outside 1-50 or an unknown kind. Each result is a
         :class:`~docsbot.service.models.SearchHit` (one per page: its best-matching section or definition); with
-        ``explain``, each carries why it ranks there (:mod:`docsbot.store.explaining`), from the same query."""
+        ``explain``, each carries why it ranks there (:mod:`docsbot.store.explaining`), from the same query, and
+        with a reranker its ``rerank`` entry: ``reranker``, ``score``, ``rank_before`` and ``rank_after`` (1-based),
+        or ``error`` when the reranker failed. ``score`` stays the fused score."""
         query = " ".join((query or "").split())
         if not query:
             raise BadQuery("the query is empty")
@@ -189,14 +215,14 @@ class Searcher:
                 query,
                 vector,
                 list(labels),
-                k=limit,
+                k=max(limit, self.rerank_candidates) if self.reranker is not None else limit,
                 per_page=not chunks,
                 page_kind=kind,
                 explain=explain,
                 **self.tuning,
             )
             fresh = store.page_freshness(conn, list({h.page_id for h in hits})) if hits else {}
-        return [
+        results = [
             SearchHit(
                 url=h.url,
                 deep_link=h.deep_link or h.url,
@@ -213,6 +239,40 @@ class Searcher:
             )
             for h in hits
         ]
+        if self.reranker is not None:
+            results = self._rerank(query, results)
+        return results[:limit]
+
+    def _rerank(self, query: str, hits: list[SearchHit]) -> list[SearchHit]:
+        """``hits`` with their first :attr:`rerank_candidates` in the reranker's order (ties keep the fused order),
+        the rest after them; unchanged when the reranker fails. Explanations get their ``rerank`` entry."""
+        from docsbot.service.reranking import rerank_text
+
+        assert self.reranker is not None
+        name = getattr(self.reranker, "name", type(self.reranker).__name__)
+        head, tail = hits[: self.rerank_candidates], hits[self.rerank_candidates :]
+        started = time.perf_counter()
+        try:
+            scores = self.reranker.score(query, [rerank_text(h.title, h.heading_path, h.content) for h in head])
+            if len(scores) != len(head):
+                raise ValueError(f"{len(scores)} scores for {len(head)} texts")
+        except Exception as exc:  # whatever the reranker raises, the search answers
+            logger.warning("the reranker %s failed; results in the fused order: %s", name, exc)
+            for hit in hits:
+                if hit.explanation is not None:
+                    hit.explanation["rerank"] = {"reranker": name, "error": str(exc)}
+            return hits
+        logger.debug("reranked %d results with %s in %.1f ms", len(head), name, (time.perf_counter() - started) * 1e3)
+        order = sorted(range(len(head)), key=lambda i: (-scores[i], i))
+        for after, before in enumerate(order, 1):
+            if head[before].explanation is not None:
+                head[before].explanation["rerank"] = {
+                    "reranker": name,
+                    "score": round(float(scores[before]), 6),
+                    "rank_before": before + 1,
+                    "rank_after": after,
+                }
+        return [head[i] for i in order] + tail
 
 
 _PARTS = re.compile(r"(\d+)|(\D+)")
