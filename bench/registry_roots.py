@@ -27,8 +27,8 @@ from urllib.parse import urlsplit, urlunsplit
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from docsbot.config import ProjectSettings  # noqa: E402
 from docsbot.fleet.registry import RegistryError, no_probes, resolve  # noqa: E402
+from docsbot.project_settings import ProjectSettings  # noqa: E402
 from tests.recorded_registry import DATA, NPM_URL, PYPI_URL, recorded_client  # noqa: E402
 
 VERDICTS = ("right", "weak", "wrong", "miss")

@@ -9,15 +9,14 @@ is generated from it. A malformed value never raises at import: it is reported a
 command starts (``docsbot.settings.DOCSBOT_SETTINGS_ERRORS``: the crawl's add-on and the ``docsbot`` command stop on
 it), and nothing is written.
 
-Importing anything from Scrapy imports the whole ``scrapy`` package (Twisted, the HTTP machinery): about 0.4 s of
-every ``docsbot search``, which needs none of it. :class:`ProjectSettings` reads the same values Scrapy's
-``Settings().setmodule("docsbot.settings")`` would (the module's upper-case names) and offers the getters docsbot
-calls on them.
+Importing anything from Scrapy imports the whole ``scrapy`` package (Twisted, the HTTP machinery): about 0.4 s of every
+``docsbot search``, which needs none of it. :class:`docsbot.project_settings.ProjectSettings` reads the same values
+Scrapy's ``Settings().setmodule("docsbot.settings")`` would (the module's upper-case names) and offers the getters
+docsbot calls on them.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -28,10 +27,8 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["DocsbotSettings", "ProjectSettings", "check_overrides", "load_settings"]
+__all__ = ["DocsbotSettings", "check_overrides", "load_settings"]
 
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off", ""}
 
 # An HTTP status list: ``404,410`` in the environment or -s, a list in a settings file.
 Codes = Annotated[list[int], NoDecode]
@@ -670,39 +667,3 @@ def check_overrides(get: Callable[[str], Any], names: list[str]) -> list[str]:
         except ValidationError as exc:
             problems.append(_problem(name, value, exc.errors()[0]["msg"]))
     return problems
-
-
-class ProjectSettings:
-    """Read-only upper-case names of a settings module (``docsbot.settings`` by default), with ``overrides``
-    on top, behind Scrapy's ``BaseSettings`` getters: ``get``, ``getint``, ``getfloat``, ``getbool``, ``[]``.
-    Conversion errors raise ``ValueError`` as Scrapy's do."""
-
-    def __init__(self, module: str = "docsbot.settings", overrides: dict[str, Any] | None = None) -> None:
-        values = vars(importlib.import_module(module))
-        self._values = {name: value for name, value in values.items() if name.isupper()}
-        self._values.update(overrides or {})
-
-    def get(self, name: str, default: Any = None) -> Any:
-        return self._values.get(name, default)
-
-    def __getitem__(self, name: str) -> Any:
-        return self._values.get(name)
-
-    def __contains__(self, name: str) -> bool:
-        return name in self._values
-
-    def getint(self, name: str, default: int = 0) -> int:
-        return int(self.get(name, default))
-
-    def getfloat(self, name: str, default: float = 0.0) -> float:
-        return float(self.get(name, default))
-
-    def getbool(self, name: str, default: bool = False) -> bool:
-        value = self.get(name, default)
-        if isinstance(value, str):
-            if value.lower() in _TRUE:
-                return True
-            if value.lower() in _FALSE:
-                return False
-            raise ValueError(f"{name}={value!r} is not a boolean")
-        return bool(value)

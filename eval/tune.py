@@ -51,8 +51,8 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
 
     from docsbot import store
-    from docsbot.config import ProjectSettings
     from docsbot.embedding.models import load_embedder
+    from docsbot.project_settings import ProjectSettings
     from docsbot.service.search import Searcher
 
     fixed = {n: json.loads(v) for n, _, v in (p.partition("=") for p in args.param)}

@@ -51,6 +51,7 @@ SCRAPY_SETTINGS_READ = {
     "RETRY_EXCEPTIONS": "the exceptions Scrapy retries: docsbot's retry middleware (which honours `Retry-After`) "
     "retries the same ones",
     "HTTPERROR_ALLOWED_CODES": "the add-on adds `DOCSBOT_GONE_STATUSES` to it, so that those answers reach the spider",
+    "LOG_FILE": "Scrapy's log file (`--logfile`): with one, a crawl draws no progress bars (`DOCSBOT_PROGRESS=auto`)",
     "PLAYWRIGHT_LAUNCH_OPTIONS": "how scrapy-playwright starts the browser: unless a project sets its own, the add-on "
     "makes it of `DOCSBOT_CHROMIUM` and `DOCSBOT_CHROMIUM_USER` (as root, through `docsbot/bin/chromium-unprivileged`)",
 }
@@ -371,8 +372,8 @@ def mcp_tools() -> list[Any]:
     """The tools a server with writes allowed lists (``tools/list``), without a database: nothing is called."""
     import anyio
 
-    from docsbot.config import ProjectSettings
     from docsbot.mcp.server import build_server
+    from docsbot.project_settings import ProjectSettings
     from docsbot.service import DocsIndex
 
     index = DocsIndex(ProjectSettings(), "postgresql://unused@127.0.0.1:1/unused", None, allow_writes=True, env={})

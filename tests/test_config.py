@@ -128,8 +128,8 @@ def test_the_browser_setting_from_s_beats_the_environments_and_a_projects_launch
     ],
 )
 def test_an_embedder_named_by_its_former_import_path_is_still_found(tmp_path, path, backend):
-    from docsbot.config import ProjectSettings
     from docsbot.embedding.models import load_embedder
+    from docsbot.project_settings import ProjectSettings
 
     settings = ProjectSettings(
         overrides={

@@ -523,7 +523,8 @@ def test_sync_and_the_scheduler_run_on_the_scrapyd_nodes_of_the_settings_unless_
     import argparse
 
     from docsbot.cli import fleet as fleet_cli
-    from docsbot.config import DocsbotSettings, ProjectSettings
+    from docsbot.config import DocsbotSettings
+    from docsbot.project_settings import ProjectSettings
 
     monkeypatch.setenv("DOCSBOT_SCRAPYD_URLS", " http://a:6800/  http://b:6800\n")
     declared = DocsbotSettings()  # the environment, read as docsbot.settings reads it

@@ -28,8 +28,8 @@ from hypothesis import strategies as st
 from mcp import Client
 from starlette.testclient import TestClient
 
-from docsbot.config import ProjectSettings
 from docsbot.mcp.server import build_server
+from docsbot.project_settings import ProjectSettings
 from docsbot.service import DocsIndex
 from docsbot.web import build_app
 from tests.embedders import HashingEmbedder

@@ -205,7 +205,7 @@ def test_a_version_stored_under_a_hostile_name_is_shown_safely_everywhere_refuse
     for path in ("/changes", "/changes.json"):
         assert get(f"{server.url}{path}", params={"library": library, "version": version}).status_code == 200
 
-    from docsbot.config import ProjectSettings
+    from docsbot.project_settings import ProjectSettings
     from docsbot.service import DocsIndex, Invalid
 
     settings = ProjectSettings("docsbot.settings", {"DOCSBOT_DATA_DIR": str(tmp_path)})

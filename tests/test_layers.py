@@ -71,6 +71,7 @@ LAYERS = (
         "docsbot.display",  # text shown to a person: escaped
         "docsbot.progress",  # a terminal's progress bars: when, and log lines past them
         "docsbot.config",
+        "docsbot.project_settings",  # a settings module's names, read without Scrapy
         "docsbot.content.commonmark",
         "docsbot.content.identifiers",  # what counts as an identifier: the symbol table's and the search SQL's
         "docsbot.content.markup",

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 from docsbot import store
-from docsbot.config import ProjectSettings
+from docsbot.project_settings import ProjectSettings
 from tests.conftest import docsbot_env
 from tests.docsite import html_page
 

@@ -12,9 +12,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import httpx
 import pytest
 
-from docsbot.config import ProjectSettings
 from docsbot.fleet.registry import RegistryError, no_probes, npm_candidates, pypi_candidates, resolve
 from docsbot.fleet.roots import find_root, versioned_roots
+from docsbot.project_settings import ProjectSettings
 from tests.conftest import BY_DESIGN, ROOT
 
 # Shapes of PyPI's JSON API and npm's registry answers, cut to the fields docsbot reads.

@@ -13,11 +13,11 @@ import sys
 import httpx
 import pytest
 
-from docsbot.config import ProjectSettings
 from docsbot.fleet.probe import Answer, HostUnreachable, Prober
 from docsbot.fleet.readme import readme_strength
 from docsbot.fleet.registry import RegistryError, no_probes, resolve, toml_entry
 from docsbot.fleet.roots import as_directory, docs_link, readme_links, version_tree
+from docsbot.project_settings import ProjectSettings
 from tests.conftest import ROOT
 from tests.docsite import DocSite, DocSiteServer, html_page
 from tests.recorded_registry import NPM_URL, PYPI_URL, recorded_client

@@ -22,8 +22,8 @@ import httpx2
 import pytest
 
 from docsbot import store
-from docsbot.config import ProjectSettings
 from docsbot.network import BlockedAddress, NetworkPolicy, check_url
+from docsbot.project_settings import ProjectSettings
 from tests.conftest import build_site, docsbot_env
 from tests.docsite import DocSiteServer, html_page
 from tests.test_mcp import HttpServer, answer, error, stdio_session

@@ -25,8 +25,8 @@ from starlette.testclient import TestClient
 
 from bench.mcp_sessions import HEADERS as MCP_ACCEPT
 from bench.mcp_sessions import INITIALIZE
-from docsbot.config import ProjectSettings
 from docsbot.mcp.server import build_server
+from docsbot.project_settings import ProjectSettings
 from docsbot.service import DocsIndex
 from docsbot.web import build_app
 from tests.conftest import docsbot_env

@@ -15,9 +15,9 @@ import tarfile
 import httpx
 import pytest
 
-from docsbot.config import ProjectSettings
 from docsbot.fleet.registry import no_probes, resolve
 from docsbot.fleet.tarball import TarballError, is_readme, tarball_readme
+from docsbot.project_settings import ProjectSettings
 from tests.recorded_registry import NPM_URL, recorded_client, recorded_readme, tarball
 
 URL = "https://registry.test/demo/-/demo-1.0.0.tgz"

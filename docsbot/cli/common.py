@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from docsbot.config import ProjectSettings
+from docsbot.project_settings import ProjectSettings
 
 if TYPE_CHECKING:
     import psycopg

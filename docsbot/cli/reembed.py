@@ -67,7 +67,7 @@ def cmd_reembed(args: argparse.Namespace) -> int:
     import logging
 
     from docsbot import store
-    from docsbot.config import ProjectSettings
+    from docsbot.project_settings import ProjectSettings
     from docsbot.store import reembed
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s: %(message)s", stream=sys.stderr)

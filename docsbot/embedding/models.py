@@ -644,8 +644,8 @@ class OpenAIEmbedder:
 
 def load_embedder(settings: BaseSettings) -> Embedder:
     """Build the embedder from settings (anything with ``get``/``getint``: Scrapy's settings or
-    :class:`docsbot.config.ProjectSettings`): ``DOCSBOT_EMBEDDER`` (``package.module.Class``), except that with
-    ``DOCSBOT_EMBEDDING_URL`` set and ``DOCSBOT_EMBEDDER`` left at its default the OpenAI-compatible backend
+    :class:`docsbot.project_settings.ProjectSettings`): ``DOCSBOT_EMBEDDER`` (``package.module.Class``), except that
+    with ``DOCSBOT_EMBEDDING_URL`` set and ``DOCSBOT_EMBEDDER`` left at its default the OpenAI-compatible backend
     (:class:`OpenAIEmbedder`) is used. Imports the class's module only, not Scrapy. Raises
     ``ValueError``/``ImportError``/``AttributeError`` for a path that names no class, and
     :class:`EmbeddingModelError` for a model that is not provisioned."""

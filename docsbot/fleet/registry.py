@@ -56,8 +56,8 @@ if TYPE_CHECKING:
 
     import httpx
 
-    from docsbot.config import ProjectSettings
     from docsbot.fleet.roots import Link
+    from docsbot.project_settings import ProjectSettings
 
 __all__ = [
     "ECOSYSTEMS",
@@ -152,7 +152,7 @@ def resolve(
     import httpx
 
     if settings is None:
-        from docsbot.config import ProjectSettings
+        from docsbot.project_settings import ProjectSettings
 
         settings = ProjectSettings()
     base = (pypi_url or settings.get("DOCSBOT_PYPI_URL") or PYPI_URL).rstrip("/")

@@ -23,11 +23,11 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 
 from docsbot import store
-from docsbot.config import ProjectSettings
 from docsbot.embedding.models import load_embedder
 from docsbot.errors import DocsbotError
 from docsbot.mcp.http import MCP_POLICY, guarded, session_options
 from docsbot.mcp.server import build_server
+from docsbot.project_settings import ProjectSettings
 from docsbot.service import DocsIndex
 
 if TYPE_CHECKING:

@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from docsbot import store
-    from docsbot.config import ProjectSettings
     from docsbot.embedding.models import Embedder
+    from docsbot.project_settings import ProjectSettings
 
 __all__ = ["IndexCore", "check_text"]
 
