@@ -75,7 +75,8 @@ def verdict(base: dict, ablated: dict) -> tuple[list[str], list[str]]:
             continue
         d, a = systems["docsbot"], ablated[row]["docsbot"]
         label = f"{row[0]}{'*' if row[0] in UNTUNED else ''} {row[1]}"
-        deltas = [d[m] - a[m] for m in ("recall@5", "mrr@10")]
+        # rounded: a 0.01 that is one query of a hundred must not count as more than 0.01 by a float's last bit
+        deltas = [round(d[m] - a[m], 6) for m in ("recall@5", "mrr@10")]
         if max(deltas) > MARGIN:
             lifts.append(f"{label} {max(deltas):+.3f}")
         if min(deltas) < -MARGIN:
