@@ -11,7 +11,6 @@ claim in flight.
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, Any
 
 from docsbot.content.chunking import embed_key, embed_text
@@ -64,21 +63,11 @@ class ReembedWorker(EmbeddingWorker):
                 keys.append(key)
                 texts.setdefault(key, text)
             vectors = await reembed.stored_next(conn, self.model, list(texts))
-            todo = [key for key in texts if key not in vectors]
-            if todo:
-                order = sorted(range(len(todo)), key=lambda i: len(texts[todo[i]]))
-                computed = await self.runner.embed([texts[todo[i]] for i in order])
-                self._check(computed, len(todo), {self.dim})
-                for position, i in enumerate(order):
-                    vectors[todo[i]] = computed[position]
+            todo = await self._embed_missing(texts, vectors, {self.dim})
             written = await reembed.write_next(
                 conn, [(row[0], key, vectors[key]) for row, key in zip(rows, keys, strict=True)]
             )
-        self.stats.batches += 1
-        self.stats.embedded += len(todo)
-        self.stats.copied += len(texts) - len(todo)
-        self.stats.written += written
-        self._samples.append((time.monotonic(), self.stats.written))
+        self._count(len(texts), len(todo), written)
         return len(rows)
 
     async def _waiting(self, conn: psycopg.AsyncConnection) -> int:

@@ -338,20 +338,31 @@ class EmbeddingWorker:
                         logger.warning("a chunk's stored text does not hash to its embed_hash (%s); embedding it", key)
                 dims.add(dim)
             vectors = await chunk_queue.stored_vectors(conn, list(texts))
-            todo = [key for key in texts if key not in vectors]
-            if todo:
-                order = sorted(range(len(todo)), key=lambda i: len(texts[todo[i]]))
-                computed = await self.runner.embed([texts[todo[i]] for i in order])
-                self._check(computed, len(todo), dims)
-                for position, i in enumerate(order):
-                    vectors[todo[i]] = computed[position]
+            todo = await self._embed_missing(texts, vectors, dims)
             written = await chunk_queue.write_vectors(conn, vectors)
+        self._count(len(texts), len(todo), written)
+        return len(rows)
+
+    async def _embed_missing(self, texts: dict[str, str], vectors: dict[str, Any], dims: set[int | None]) -> list[str]:
+        """Embed the ``texts`` (key → text) that ``vectors`` (key → vector, stored already) lacks, shortest first
+        (a batch pads each text to its longest), into ``vectors``; the keys embedded. Raises
+        :class:`EmbeddingModelError` when the model answers another shape or one of ``dims``' others."""
+        todo = [key for key in texts if key not in vectors]
+        if todo:
+            order = sorted(range(len(todo)), key=lambda i: len(texts[todo[i]]))
+            computed = await self.runner.embed([texts[todo[i]] for i in order])
+            self._check(computed, len(todo), dims)
+            for position, i in enumerate(order):
+                vectors[todo[i]] = computed[position]
+        return todo
+
+    def _count(self, texts: int, embedded: int, written: int) -> None:
+        """One batch's stats: ``texts`` distinct texts, ``embedded`` of them by the model, ``written`` vectors."""
         self.stats.batches += 1
-        self.stats.embedded += len(todo)
-        self.stats.copied += len(texts) - len(todo)
+        self.stats.embedded += embedded
+        self.stats.copied += texts - embedded
         self.stats.written += written
         self._samples.append((time.monotonic(), self.stats.written))
-        return len(rows)
 
     def _check(self, vectors: np.ndarray, count: int, dims: set[int | None]) -> None:
         shape = getattr(vectors, "shape", None)
