@@ -43,6 +43,14 @@ if TYPE_CHECKING:
 __all__ = ["build_parser", "main"]
 
 
+def _worker_options(parser: argparse.ArgumentParser) -> None:
+    """The options of an embedding worker's command (``docsbot embed``, ``docsbot reembed``)."""
+    parser.add_argument("--claim", type=int, help="chunks per claim (default DOCSBOT_EMBED_CLAIM, 256)")
+    parser.add_argument("--concurrency", type=int, help="claims in flight at once (default: the backend's)")
+    parser.add_argument("--nice", type=int, help="CPU priority of the model's thread (default DOCSBOT_EMBED_NICE, 10)")
+    parser.add_argument("--progress", type=float, default=30.0, help="seconds between progress lines (default 30)")
+
+
 def _network_options(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--allow-network",
@@ -132,10 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
     embed.add_argument("--library", help="only this library")
     embed.add_argument("--version", help="only this version of it ('' for none)")
     embed.add_argument("--follow", action="store_true", help="keep running: embed new chunks as crawls store them")
-    embed.add_argument("--claim", type=int, help="chunks per claim (default DOCSBOT_EMBED_CLAIM, 256)")
-    embed.add_argument("--concurrency", type=int, help="claims in flight at once (default: the backend's)")
-    embed.add_argument("--nice", type=int, help="CPU priority of the model's thread (default DOCSBOT_EMBED_NICE, 10)")
-    embed.add_argument("--progress", type=float, default=30.0, help="seconds between progress lines (default 30)")
+    _worker_options(embed)
     embed.set_defaults(func=cmd_embed)
     reembed = sub.add_parser(
         "reembed",
@@ -149,10 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(default: DOCSBOT_EMBEDDING_MODEL / DOCSBOT_EMBEDDING_MODEL_PATH, or the endpoint's)",
     )  # fmt: skip
     reembed.add_argument("--cancel", action="store_true", help="stop a switch under way and drop its new vectors")
-    reembed.add_argument("--claim", type=int, help="chunks per claim (default DOCSBOT_EMBED_CLAIM, 256)")
-    reembed.add_argument("--concurrency", type=int, help="claims in flight at once (default: the backend's)")
-    reembed.add_argument("--nice", type=int, help="CPU priority of the model's thread (default DOCSBOT_EMBED_NICE, 10)")
-    reembed.add_argument("--progress", type=float, default=30.0, help="seconds between progress lines (default 30)")
+    _worker_options(reembed)
     reembed.set_defaults(func=cmd_reembed)
     delete = sub.add_parser("delete", help="remove a library version (or every version) and all of its data")
     delete.add_argument("--library", required=True)
