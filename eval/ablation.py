@@ -44,7 +44,6 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "identifier terms (w_ident 0)": {"w_ident": 0.0},
     "symbols, identifiers (w_sym 0)": {"w_sym": 0.0},
     "symbols, words (w_sym_word 0)": {"w_sym_word": 0.0},
-    "symbol suffix (sym_suffix 0)": {"sym_suffix": 0.0},
     "navigation pages (nav_factor 1)": {"nav_factor": 1.0},
     "release notes (changelog_factor 1)": {"changelog_factor": 1.0},
     "page's other chunks (w_page_rest 0)": {"w_page_rest": 0.0},

@@ -88,20 +88,17 @@ def page_explanation(page: dict[str, Any], merged: int, params: dict[str, Any]) 
         )
     if page.get("sym_bonus"):
         knob = "w_sym" if page.get("sym_ident") else "w_sym_word"
-        how = f"{params[knob]:g}" + ("" if page.get("sym_exact") else f" × sym_suffix {params['sym_suffix']:g}")
+        how = f"{params[knob]:g}"
         factors.append(
             {
                 "knob": knob,
                 "value": params[knob],
                 "effect": f"+{page['sym_bonus']:.4f} = {how} / "
                 f"{page.get('sym_pages')} page(s) defining the query's name"
+                + ("" if page.get("sym_exact") else " (by its last parts)")
                 + (" where the site's index points" if page.get("sym_indexed") else ""),
             }
         )
-        if not page.get("sym_exact"):
-            factors.append(
-                {"knob": "sym_suffix", "value": params["sym_suffix"], "effect": "a match of a name's last parts"}
-            )
     if lists["bm25_pages"] is not None:
         factors.append(_term("w_page_lex", params["w_page_lex"], lists["bm25_pages"], params["rrf_k"], "bm25_pages"))
     if page.get("nav") and (page.get("sym_bonus") or lists["bm25_pages"] is not None):
@@ -110,7 +107,7 @@ def page_explanation(page: dict[str, Any], merged: int, params: dict[str, Any]) 
         factors.append(
             _factor("changelog_factor", params["changelog_factor"], "release notes; the query asks about no change")
         )
-    factors = [f for f in factors if f["knob"] in ("sym_suffix", "merge") or _changed(f)]
+    factors = [f for f in factors if f["knob"] == "merge" or _changed(f)]
     factors.append(
         {
             "knob": "merge",

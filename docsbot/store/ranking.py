@@ -91,7 +91,6 @@ SEARCH_DEFAULTS: dict[str, Any] = {
     "w_sym": 0.1,  # bonus of a page defining an identifier of the query (divided by pages defining it)
     "w_sym_word": 0.04,  # same for a plain word of the query that names a symbol ("Ellipsis", "open")...
     "sym_word_max_words": 4,  # ...in a query of at most this many words (in a question, "list" is a word)
-    "sym_suffix": 0.5,  # a match of a name's last parts counts this share of a whole-name match
     "nav_share": 0.5,  # pages with at least this share of text in links are navigation...
     "nav_factor": 0.1,  # ...and their score is multiplied by this
     # A changelog page (pages.kind: release notes, What's New) mentions every API it announces: its score is
@@ -257,11 +256,13 @@ WITH stats AS MATERIALIZED (
         SELECT sym.page_id, sym.anchor, sym.ident, sym.exact, n.pages, sym.indexed,
                (CASE WHEN sym.ident THEN %(w_sym)s
                      WHEN (SELECT count(*) FROM qkeys) <= %(sym_word_max_words)s THEN %(w_sym_word)s ELSE 0 END)
-               * (CASE WHEN sym.exact THEN 1.0 ELSE %(sym_suffix)s END) / n.pages AS bonus
+               / n.pages AS bonus
         FROM sym JOIN sym_key n ON n.key = sym.key
         WHERE sym.indexed OR NOT n.indexed
     ) b
-    ORDER BY page_id, bonus DESC, anchor
+    -- a match of a name's last parts ("getsizeof" for sys.getsizeof) weighs as the whole name: a share for it
+    -- moved no row of `make ablation` at 0 or at 1 (BENCHMARKS.md); the whole name's anchor is preferred
+    ORDER BY page_id, bonus DESC, exact DESC, anchor
 ), sym_top AS (
     SELECT * FROM sym_page ORDER BY bonus DESC, page_id LIMIT 20
 ), sym_chunks AS (
