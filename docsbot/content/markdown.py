@@ -224,43 +224,14 @@ def slim_markup(main) -> None:  # noqa: ANN001 - an lxml element
     ``<span class="pre">`` words, whose text the converter takes as it stands. Attributes go, but for those read:
     a table cell's ``colspan`` and ``rowspan``, a list's ``start`` and the ``class="language-X"`` that
     :func:`normalize_markup` put on a ``<pre>``."""
+    # libxml2's own unwrapping, linear in the spans (200,000 in one <pre>: 0.18 s): a drop_tag per span appends the
+    # span's text to its predecessor's, quadratic on a source listing (rustdoc's 3.6 MB avx512bw.rs.html took 455 s),
+    # and a walk in Python cost 0.9 s of the Python docs' extraction.
     for code in list(main.iter("pre", "code")):
-        _unwrap_spans(code)
+        lxml.etree.strip_tags(code, "span")
     for el in main.iter(lxml.etree.Element):
         if not el.attrib:
             continue
         for name in [name for name in el.attrib if name not in _READ_ATTRIBUTES]:
             if name != "class" or el.tag != "pre":
                 del el.attrib[name]
-
-
-def _unwrap_spans(el) -> None:  # noqa: ANN001 - an lxml element
-    """Replace every ``<span>`` under ``el`` by its content, as ``drop_tag`` would, in time linear in the size of
-    ``el``: a ``drop_tag`` per span appends the span's text to its predecessor's, quadratic on a source listing
-    of 100,000 tokens (rustdoc's 3.6 MB ``avx512bw.rs.html`` took 455 s). Other children (and their spans) stay."""
-    pieces: list[list[str]] = [[]]  # el.text, then the tail of each child kept
-    kept = []
-
-    def walk(node) -> None:  # noqa: ANN001
-        if node.text:
-            pieces[-1].append(node.text)
-        for child in node:
-            if child.tag == "span":
-                walk(child)
-            else:
-                if isinstance(child.tag, str):
-                    _unwrap_spans(child)
-                kept.append(child)
-                pieces.append([])
-            if child.tail:
-                pieces[-1].append(child.tail)
-
-    if not any(True for _ in el.iter("span")):
-        return
-    walk(el)
-    for child in list(el):
-        el.remove(child)
-    el.text = "".join(pieces[0]) or None
-    for child, tail in zip(kept, pieces[1:], strict=True):
-        child.tail = "".join(tail) or None
-        el.append(child)
