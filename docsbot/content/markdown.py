@@ -137,8 +137,7 @@ def normalize_markup(main) -> None:  # noqa: ANN001 - an lxml element
     # A list whose every item holds a heading is layout, not a list (Javadoc: <ul class="member-list"><li><section>
     # <h3>add</h3>): as a list its headings became "  - ### add", which no Markdown reader (nor the chunker)
     # takes for a heading, and every chunk of the page fell under its title alone.
-    headed = " or ".join(f".//{h}" for h in HEADING_TAGS)
-    for layout in main.xpath(f".//*[self::ul or self::ol][li][not(li[not({headed})])]"):
+    for layout in _headed_lists(main):
         for item in layout.findall("li"):
             item.drop_tag()
         layout.drop_tag()
@@ -192,6 +191,27 @@ def normalize_markup(main) -> None:  # noqa: ANN001 - an lxml element
         span.text = text or None
         span.tail = svg.tail
         svg.getparent().replace(svg, span)
+
+
+def _headed_lists(main) -> list:  # noqa: ANN001 - an lxml element
+    """The lists under ``main`` (not ``main`` itself) with items, each of which holds a heading, in document order:
+    ``.//*[self::ul or self::ol][li][not(li[not(.//h1 or ... or .//h6)])]``, from the page's headings up instead
+    of six searches under every item of every list (0.6 s of the Python docs' extraction, 0.1 s this way)."""
+    headed = set()
+    for heading in main.iterdescendants(*HEADING_TAGS):
+        for ancestor in heading.iterancestors():
+            if ancestor is main:
+                break
+            if ancestor.tag == "li":
+                headed.add(ancestor)
+    if not headed:
+        return []
+    out = []
+    for layout in main.iterdescendants("ul", "ol"):
+        items = layout.findall("li")
+        if items and all(item in headed for item in items):
+            out.append(layout)
+    return out
 
 
 def _move_edge_whitespace_out(el) -> None:  # noqa: ANN001 - an lxml element
