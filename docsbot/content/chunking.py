@@ -12,7 +12,9 @@ neighbours (:func:`_words_are_local`: BERT's and other whitespace/punctuation pr
 normalizers), a text's count is the sum of its pieces' between spaces and newlines, and a candidate's size comes
 from the counts of the page's pieces (:class:`_TokenCounts`), each distinct piece tokenized once per worker
 (:class:`_WordTokens`): the same sizes, so the same chunks (on 3,851 pages of six sites), in 4.8 s of CPU for the
-Python docs where encoding each page whole took 7.3 s (2026-11-27).
+Python docs where encoding each page whole took 7.3 s (2026-11-27). With BERT's pre-tokenizer a new piece of ASCII
+is counted from its words (letters and digits, each other character alone), themselves cached: the tokenizer then
+encodes a quarter as many strings (BENCHMARKS.md, "Less CPU per page in the workers").
 """
 
 from __future__ import annotations
