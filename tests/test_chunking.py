@@ -260,6 +260,37 @@ def test_token_counts_of_substrings_are_the_tokenizers_own():
     assert [small.count(a, b) for a, b in spans[:300]] == [counts.count(a, b) for a, b in spans[:300]]
 
 
+def test_pieces_counted_from_their_words_are_the_tokenizers_own_counts():
+    """With BERT's pre-tokenizer a new piece of printable ASCII is counted as the sum of its words (runs of letters
+    and digits, each other character alone), the words cached across pieces: exactly the tokenizer's count of the
+    piece, also for a piece holding an added token's text (matched before pre-tokenizing: "[SEP]" is one token, not
+    three), a word too long for WordPiece, and pieces of other characters (tokenized whole)."""
+    tokenizer = _wordpiece()
+    tokenizer.add_special_tokens(["[SEP]", "[CLS]"])
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    rng = random.Random(7)
+    printable = string.ascii_letters + string.digits + string.punctuation
+    pieces = [
+        *("os.path.join(a,", "asyncio.gather(*aws).", "__init__()", "C++", "1.5e-3", "create_task", "tasks,"),
+        *("[SEP]", "x[SEP]y", "[CLS][SEP]", "[sep]", "tasks\t", "café,", "中文.", "ÉCOLE!", "\x00ctl", "\u00a0a"),
+        *("x" * 150, "a" * 60 + "." + "a" * 60, "asyncio" * 20, ""),
+        *("".join(rng.choices(printable, k=rng.randint(1, 40))) for _ in range(2000)),
+    ]
+    expected = [len(tokenizer.encode(p, add_special_tokens=False).ids) for p in pieces]
+    words = _WordTokens(tokenizer)
+    assert sorted(words._added or ()) == ["[CLS]", "[SEP]"]  # counted from words
+    assert words.counts(pieces) == expected
+    assert words.counts(pieces[::-1]) == expected[::-1]  # from the cache
+    assert _WordTokens(tokenizer, limit=50).counts(pieces) == expected  # the cache starting over on the way
+    whitespace = _wordpiece(pre_tokenizer={"type": "Whitespace"})  # cuts "os.path" otherwise: counted whole
+    whitespace.no_truncation()
+    whitespace.no_padding()
+    words = _WordTokens(whitespace)
+    assert words._added is None
+    assert words.counts(pieces) == [len(whitespace.encode(p, add_special_tokens=False).ids) for p in pieces]
+
+
 def test_word_counts_starting_over_under_threads_stay_exact():
     """DOCSBOT_EXTRACT_POOL=thread shares one chunker, so one cache of word counts, between threads; the tokenizer
     lets go of the GIL while it encodes. A cache that starts over (here on nearly every call) must not lose a word

@@ -26,6 +26,30 @@ def test_javadoc_sections_laid_out_as_lists_keep_their_headings():
     assert {("add", "add(E)"), ("size", "size()")} <= {(c.heading_path[-1], c.anchor) for c in chunks}
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        "<ul><li><h3>a</h3></li><li><section><h4>b</h4></section></li></ul><ol><li><h2>c</h2></li></ol>",
+        "<ul><li><h3>a</h3></li><li>b</li></ul><ul></ul><ul><p><h3>no item</h3></p></ul>",
+        "<ul><li><ul><li><h3>inner</h3></li></ul></li><li><h3>b</h3></li></ul>",  # nested: both are headed lists
+        "<ul><li><ol><li>x</li></ol><h5>a</h5></li></ul><div><h1>t</h1></div>",
+    ],
+)
+def test_headed_lists_are_those_the_xpath_names(body):
+    """_headed_lists reads from each heading up what the XPath it replaced tests under every list item: the lists
+    below the node (not the node itself) that have items, each holding a heading at any depth."""
+    import lxml.html
+
+    from docsbot.content.markdown import _headed_lists
+
+    for html in (f"<div>{body}</div>", f"<ul><li>{body}</li></ul>"):
+        main = lxml.html.fragment_fromstring(html)
+        headed = " or ".join(f".//h{n}" for n in range(1, 7))
+        expected = main.xpath(f".//*[self::ul or self::ol][li][not(li[not({headed})])]")
+        assert _headed_lists(main) == expected
+        assert main.tag != "ul" or main not in expected
+
+
 SLIM_SAMPLES = {
     "python3.11-doc": "/usr/share/doc/python3.11/html/library",
     "rust-doc": "/usr/share/doc/rust-doc/html/std/collections",

@@ -12,7 +12,9 @@ neighbours (:func:`_words_are_local`: BERT's and other whitespace/punctuation pr
 normalizers), a text's count is the sum of its pieces' between spaces and newlines, and a candidate's size comes
 from the counts of the page's pieces (:class:`_TokenCounts`), each distinct piece tokenized once per worker
 (:class:`_WordTokens`): the same sizes, so the same chunks (on 3,851 pages of six sites), in 4.8 s of CPU for the
-Python docs where encoding each page whole took 7.3 s (2026-11-27).
+Python docs where encoding each page whole took 7.3 s (2026-11-27). With BERT's pre-tokenizer a new piece of ASCII
+is counted from its words (letters and digits, each other character alone), themselves cached: the tokenizer then
+encodes a quarter as many strings (BENCHMARKS.md, "Less CPU per page in the workers").
 """
 
 from __future__ import annotations
@@ -420,30 +422,80 @@ def _words_are_local(tokenizer: Tokenizer) -> bool:
     )
 
 
+# BERT's pre-tokenizer cuts a text at whitespace and around each punctuation character, and every printable ASCII
+# character that is not a letter or digit is punctuation to it: the words of a piece of printable ASCII.
+_BERT_WORDS = re.compile(r"[A-Za-z0-9]+|[^A-Za-z0-9]")
+
+
+def _splits_ascii_like_bert(tokenizer: Tokenizer) -> bool:
+    """Whether a printable ASCII piece's count is the sum of its :data:`_BERT_WORDS`' counts: BERT's pre-tokenizer
+    (alone), BERT's normalizer or none (on printable ASCII it only lowercases), and WordPiece, which tokenizes
+    each word alone."""
+    config = json.loads(tokenizer.to_str())
+    normalizer = (config.get("normalizer") or {}).get("type")
+    pre_tokenizer = (config.get("pre_tokenizer") or {}).get("type")
+    model = (config.get("model") or {}).get("type")
+    return normalizer in (None, "BertNormalizer") and pre_tokenizer == "BertPreTokenizer" and model == "WordPiece"
+
+
 class _WordTokens:
     """Token counts of pieces of text without spaces or newlines, from a tokenizer that passes
     :func:`_words_are_local`, cached for the chunker's life (a worker's): documentation repeats its words, so most
     of a page's pieces were counted on an earlier page. At most ``limit`` pieces are kept (then the cache starts
-    over; about 90 bytes each: the Python docs hold 139,777 distinct pieces, 12.6 MB)."""
+    over; about 90 bytes each: the Python docs hold 139,777 distinct pieces, 12.6 MB).
+
+    With BERT's pre-tokenizer (:func:`_splits_ascii_like_bert`) a new piece of printable ASCII is counted as the sum
+    of its words: its runs of letters and digits and each other character on its own, which is where that
+    pre-tokenizer cuts it, each word then tokenized alone by the model. Words repeat far more than pieces
+    (``os.path.join(a,`` is six words counted on earlier pages): the tokenizer encodes 32,716 distinct words instead
+    of 139,740 distinct pieces for the Python docs, the same counts. A piece holding an added token's text
+    (``[SEP]``, which the tokenizer matches before pre-tokenizing) or any other character is tokenized whole."""
 
     def __init__(self, tokenizer: Tokenizer, limit: int = 1 << 18) -> None:
         self._tokenizer = tokenizer
         self._limit = limit
         self._cache: dict[str, int] = {"": 0}
+        self._added: tuple[str, ...] | None = None
+        if _splits_ascii_like_bert(tokenizer):
+            self._added = tuple(t.content for t in tokenizer.get_added_tokens_decoder().values())
 
     def counts(self, pieces: list[str]) -> list[int]:
         """The token count of each of ``pieces`` (strings without " " or "\\n"), without special tokens."""
         cache = self._cache
-        missing = list(set(pieces).difference(cache))
+        missing = set(pieces).difference(cache)
         if missing:
-            encodings = self._tokenizer.encode_batch(missing, add_special_tokens=False)
-            counted = dict(zip(missing, [len(e.ids) for e in encodings], strict=True))
+            counted = self._count(missing, cache)
             if len(cache) + len(counted) > self._limit:
                 # Start over in a new dict: a call in another thread (DOCSBOT_EXTRACT_POOL=thread) keeps reading
                 # the one it holds, which is never cleared under it.
                 self._cache = {"": 0, **counted}
             cache.update(counted)
         return list(map(cache.__getitem__, pieces))
+
+    def _count(self, missing: set[str], cache: dict[str, int]) -> dict[str, int]:
+        """The counts of ``missing`` pieces (and of the words they were counted from), ``cache`` read for words
+        counted before."""
+        added = self._added
+        if added is None:
+            whole = list(missing)
+            return dict(zip(whole, self._encoded(whole), strict=True))
+        split: dict[str, list[str]] = {}
+        whole = []
+        for piece in missing:
+            if piece.isascii() and piece.isprintable() and not any(token in piece for token in added):
+                split[piece] = _BERT_WORDS.findall(piece)
+            else:
+                whole.append(piece)
+        new = list({word for words in split.values() for word in words}.difference(cache).union(whole))
+        counted = dict(zip(new, self._encoded(new), strict=True))
+        for piece, words in split.items():
+            counted[piece] = sum([counted[w] if w in counted else cache[w] for w in words])
+        return counted
+
+    def _encoded(self, texts: list[str]) -> list[int]:
+        if not texts:
+            return []
+        return [len(e.ids) for e in self._tokenizer.encode_batch(texts, add_special_tokens=False)]
 
     def count(self, text: str) -> int:
         """The token count of ``text``, without special tokens."""

@@ -137,8 +137,7 @@ def normalize_markup(main) -> None:  # noqa: ANN001 - an lxml element
     # A list whose every item holds a heading is layout, not a list (Javadoc: <ul class="member-list"><li><section>
     # <h3>add</h3>): as a list its headings became "  - ### add", which no Markdown reader (nor the chunker)
     # takes for a heading, and every chunk of the page fell under its title alone.
-    headed = " or ".join(f".//{h}" for h in HEADING_TAGS)
-    for layout in main.xpath(f".//*[self::ul or self::ol][li][not(li[not({headed})])]"):
+    for layout in _headed_lists(main):
         for item in layout.findall("li"):
             item.drop_tag()
         layout.drop_tag()
@@ -194,6 +193,27 @@ def normalize_markup(main) -> None:  # noqa: ANN001 - an lxml element
         svg.getparent().replace(svg, span)
 
 
+def _headed_lists(main) -> list:  # noqa: ANN001 - an lxml element
+    """The lists under ``main`` (not ``main`` itself) with items, each of which holds a heading, in document order:
+    ``.//*[self::ul or self::ol][li][not(li[not(.//h1 or ... or .//h6)])]``, from the page's headings up instead
+    of six searches under every item of every list (0.6 s of the Python docs' extraction, 0.1 s this way)."""
+    headed = set()
+    for heading in main.iterdescendants(*HEADING_TAGS):
+        for ancestor in heading.iterancestors():
+            if ancestor is main:
+                break
+            if ancestor.tag == "li":
+                headed.add(ancestor)
+    if not headed:
+        return []
+    out = []
+    for layout in main.iterdescendants("ul", "ol"):
+        items = layout.findall("li")
+        if items and all(item in headed for item in items):
+            out.append(layout)
+    return out
+
+
 def _move_edge_whitespace_out(el) -> None:  # noqa: ANN001 - an lxml element
     """Move the whitespace at the start and end of ``el``'s text outside it, as one space each."""
     text = el.text or ""
@@ -224,43 +244,14 @@ def slim_markup(main) -> None:  # noqa: ANN001 - an lxml element
     ``<span class="pre">`` words, whose text the converter takes as it stands. Attributes go, but for those read:
     a table cell's ``colspan`` and ``rowspan``, a list's ``start`` and the ``class="language-X"`` that
     :func:`normalize_markup` put on a ``<pre>``."""
+    # libxml2's own unwrapping, linear in the spans (200,000 in one <pre>: 0.18 s): a drop_tag per span appends the
+    # span's text to its predecessor's, quadratic on a source listing (rustdoc's 3.6 MB avx512bw.rs.html took 455 s),
+    # and a walk in Python cost 0.9 s of the Python docs' extraction.
     for code in list(main.iter("pre", "code")):
-        _unwrap_spans(code)
+        lxml.etree.strip_tags(code, "span")
     for el in main.iter(lxml.etree.Element):
         if not el.attrib:
             continue
         for name in [name for name in el.attrib if name not in _READ_ATTRIBUTES]:
             if name != "class" or el.tag != "pre":
                 del el.attrib[name]
-
-
-def _unwrap_spans(el) -> None:  # noqa: ANN001 - an lxml element
-    """Replace every ``<span>`` under ``el`` by its content, as ``drop_tag`` would, in time linear in the size of
-    ``el``: a ``drop_tag`` per span appends the span's text to its predecessor's, quadratic on a source listing
-    of 100,000 tokens (rustdoc's 3.6 MB ``avx512bw.rs.html`` took 455 s). Other children (and their spans) stay."""
-    pieces: list[list[str]] = [[]]  # el.text, then the tail of each child kept
-    kept = []
-
-    def walk(node) -> None:  # noqa: ANN001
-        if node.text:
-            pieces[-1].append(node.text)
-        for child in node:
-            if child.tag == "span":
-                walk(child)
-            else:
-                if isinstance(child.tag, str):
-                    _unwrap_spans(child)
-                kept.append(child)
-                pieces.append([])
-            if child.tail:
-                pieces[-1].append(child.tail)
-
-    if not any(True for _ in el.iter("span")):
-        return
-    walk(el)
-    for child in list(el):
-        el.remove(child)
-    el.text = "".join(pieces[0]) or None
-    for child, tail in zip(kept, pieces[1:], strict=True):
-        child.tail = "".join(tail) or None
-        el.append(child)

@@ -52,6 +52,7 @@ GENERATORS: tuple[type[Generator], ...] = (
 _HEADING_CLASSES = frozenset().union(*(g.heading_classes for g in GENERATORS))
 _MEMBER_TITLE_CLASSES = frozenset().union(*(g.member_title_classes for g in GENERATORS))
 _TERM_CLASSES = frozenset().union(*(g.term_classes for g in GENERATORS))
+_READ_TAGS = frozenset(HEADING_TAGS) | {"dt", "table", "ul", "ol", "tr", "li"}  # what find_symbols reads by its tag
 
 
 def find_symbols(main) -> list[Definition]:  # noqa: ANN001 - an lxml element
@@ -88,15 +89,27 @@ def find_symbols(main) -> list[Definition]:  # noqa: ANN001 - an lxml element
         g.defined_elsewhere for g in generators if type(g).defined_elsewhere is not Generator.defined_elsewhere
     ]
     listed: dict[Any, tuple[str, Any, str | None]] = {}  # table rows and list items that define a name
+    offered: dict[str, bool] = {}  # whether a class attribute holds a class some generator reads
     for el in main.iter(lxml.etree.Element):
         tag = el.tag
-        classes = (el.get("class") or "").split()
+        ident = el.get("id")
+        cls = el.get("class")
+        # Most elements (a code listing's spans, links, paragraphs) have no tag, id or class any rule reads: told
+        # apart here by a look-up per class attribute, not its words' sets per element.
+        if not ident and tag not in _READ_TAGS:
+            if not cls:
+                continue
+            hit = offered.get(cls)
+            if hit is None:
+                hit = offered[cls] = not element_classes.isdisjoint(cls.split())
+            if not hit:
+                continue
+        classes = (cls or "").split()
         own = anchor_id(el) if tag in HEADING_TAGS or tag == "dt" else None
         if tag in HEADING_TAGS:
             table.last_anchor = own or table.last_anchor
             if _HEADING_CLASSES.isdisjoint(classes):
                 table.add(code_heading_name(el, _MEMBER_TITLE_CLASSES), own, at=el)
-        ident = el.get("id")
         if tag == "dt" and _TERM_CLASSES.isdisjoint(classes):
             table.add(term_name(el, own), own or table.last_anchor, own=bool(own), at=el)
         elif tag == "table":

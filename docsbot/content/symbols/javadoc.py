@@ -23,8 +23,10 @@ _JAVA_CONSTANT = re.compile(r"(?:[A-Za-z_$][\w$]*\.)*[A-Z][A-Z0-9_]*")
 def _javadoc_type(main) -> str:  # noqa: ANN001
     """``java.util.ArrayList`` from Javadoc's package sub-title and ``<h1 class="title" title="Class ArrayList">``."""
     h1 = main.xpath(".//h1[contains(@class, 'title')][@title]")
+    if not h1:  # most pages: no walk of every element for the sub-title
+        return ""
     package = main.xpath(".//*[contains(@class, 'sub-title')][*[contains(@class, 'package-label')]]/a")
-    if not h1 or not package:
+    if not package:
         return ""
     name = h1[0].get("title").split()[-1]
     return f"{text_of(package[0])}.{name}" if re.fullmatch(r"[\w$]+", name) else ""

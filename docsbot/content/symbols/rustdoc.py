@@ -25,7 +25,14 @@ _RUSTDOC_MEMBER = re.compile(
 
 def _rustdoc_item(main) -> str:  # noqa: ANN001
     """``std::vec::Vec`` from rustdoc's ``<h1 class="fqn">`` (1.63) or ``.main-heading h1``: "Struct std::vec::Vec"."""
-    for h1 in main.xpath(".//h1[contains(@class, 'fqn')] | .//*[contains(@class, 'main-heading')]/h1"):
+    # .//h1[contains(@class, 'fqn')] | .//*[contains(@class, 'main-heading')]/h1, read from the page's few <h1>s
+    # instead of an XPath test of every element's class
+    for h1 in main.iterdescendants("h1"):
+        parent = h1.getparent()
+        if "fqn" not in (h1.get("class") or "") and (
+            parent is main or "main-heading" not in (parent.get("class") or "")
+        ):
+            continue
         m = _RUSTDOC_ITEM.match(re.sub(r"\s*::\s*", "::", text_of(h1)))
         if m:
             return m.group(1)
