@@ -291,8 +291,8 @@ def test_postings_count_each_term_of_a_chunk_in_its_text_and_its_context_line(co
     item.chunks[0].context = "Tasks > Running tasks"
     page_id = save(database_url, item)
     rows = conn.execute(
-        "SELECT term, tf_body, tf_head, doc_len, p.page_id = %s FROM postings p JOIN documents d ON d.id = p.doc_id "
-        "WHERE d.sort_order = 0 ORDER BY term",
+        "SELECT term, tf_body, tf_head, doc_len, p.page_id = %s FROM chunk_postings p "
+        "JOIN documents d ON d.id = p.doc_id WHERE d.sort_order = 0 ORDER BY term",
         (page_id,),
     ).fetchall()
     text, context = item.chunks[0].content, item.chunks[0].context
