@@ -156,7 +156,7 @@ TABLES = {  # table → columns copied (generated columns left out)
     "pages": "id, version_id, url, canonical_url, title, etag, last_modified, content_type, content_hash, depth, "
     "links, link_share, markdown, extractor_version, anchors",
     "documents": "id, page_id, version_id, content, context, metadata, sort_order, embedding, embed_hash, kind",
-    "postings": "version_id, term, doc_id, page_id, tf_body, tf_head, doc_len",
+    "postings": "version_id, term, page_id, doc_ids, tf_bodies, tf_heads, doc_lens",
     "symbols": "page_id, version_id, name, anchor, keys, doc_hash",
     "lexical_stats": "version_id, docs, avg_len",
     "page_repeats": "version_id, copy_id, page_id",

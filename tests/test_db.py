@@ -291,8 +291,8 @@ def test_postings_count_each_term_of_a_chunk_in_its_text_and_its_context_line(co
     item.chunks[0].context = "Tasks > Running tasks"
     page_id = save(database_url, item)
     rows = conn.execute(
-        "SELECT term, tf_body, tf_head, doc_len, p.page_id = %s FROM postings p JOIN documents d ON d.id = p.doc_id "
-        "WHERE d.sort_order = 0 ORDER BY term",
+        "SELECT term, tf_body, tf_head, doc_len, p.page_id = %s FROM chunk_postings p "
+        "JOIN documents d ON d.id = p.doc_id WHERE d.sort_order = 0 ORDER BY term",
         (page_id,),
     ).fetchall()
     text, context = item.chunks[0].content, item.chunks[0].context
@@ -300,6 +300,31 @@ def test_postings_count_each_term_of_a_chunk_in_its_text_and_its_context_line(co
         "=asyncio.run": (1, 0), "=run": (1, 0), "asyncio.run": (1, 0), "run": (2, 1), "task": (2, 2),
     }  # fmt: skip
     assert {(length, mine) for *_, length, mine in rows} == {(len(text) + len(context), True)}
+
+
+def test_a_chunks_terms_are_docsbot_terms_of_its_text_and_context_line_added_up(conn):
+    """docsbot_chunk_terms (the trigger's, migration 0031) gives what summing docsbot_terms (the query's) of the
+    text and of the context line gives, term by term: repeated lexemes and identifiers, dotted suffixes, the bound
+    of 32,767 on a count, an empty or NULL line."""
+    texts = [
+        ("Run tasks: asyncio.run runs the tasks. os.path.join(a, b) and os.path.join again", "Tasks > Running tasks"),
+        ("Use --dry-run or -fPIC; record-style classes, camelCase and snake_case names", ""),
+        ("os.sep " * 40000, "os > sep"),
+        ("no context line at all", None),
+    ]
+    for text, head in texts:
+        chunk = conn.execute(
+            "SELECT term, tf_body, tf_head FROM docsbot_chunk_terms(%s, %s) ORDER BY term", (text, head)
+        ).fetchall()
+        summed = conn.execute(
+            "SELECT term, least(sum(body), 32767)::smallint, least(sum(head), 32767)::smallint FROM ("
+            " SELECT term, tf AS body, 0 AS head FROM docsbot_terms(%s)"
+            " UNION ALL SELECT term, 0, tf FROM docsbot_terms(%s)) u GROUP BY term ORDER BY term",
+            (text, head),
+        ).fetchall()
+        assert chunk == summed and chunk, text[:40]
+    bounded = conn.execute("SELECT * FROM docsbot_chunk_terms(%s, 'os > sep')", (texts[2][0],)).fetchall()
+    assert ("=os.sep", 32767, 0) in bounded and ("=sep", 32767, 0) in bounded
 
 
 def test_unchanged_content_writes_validators_only(conn, database_url):

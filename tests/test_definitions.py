@@ -76,7 +76,7 @@ def test_each_definition_is_a_document_of_its_own_replaced_with_its_page(crawl, 
     assert "recursion" not in size[2]  # its own text only, not its neighbours'
     # definitions are found by vector: not in BM25's postings nor its statistics
     assert db.execute(
-        "SELECT count(*) FROM postings po JOIN documents d ON d.id = po.doc_id WHERE d.kind = 1"
+        "SELECT count(*) FROM chunk_postings po JOIN documents d ON d.id = po.doc_id WHERE d.kind = 1"
     ).fetchone()[0] == 0  # fmt: skip
     docs = db.execute("SELECT docs FROM lexical_stats").fetchone()[0]
     assert docs == db.execute("SELECT count(*) FROM documents WHERE kind = 0").fetchone()[0]

@@ -70,8 +70,9 @@ def _docsbot_idents() -> tuple[str, str, int]:
         (f for f in resources.files("docsbot.store.migrations").iterdir() if f.name.endswith(".sql")),
         key=lambda f: f.name,
     )
-    defined = [f.read_text() for f in sources if re.search(r"FUNCTION docsbot_idents\b", f.read_text())]
-    body = defined[-1].split("FUNCTION docsbot_idents", 1)[1].split("$$;", 1)[0]
+    created = r"CREATE (?:OR REPLACE )?FUNCTION docsbot_idents\b"  # 0031 only alters it
+    defined = [f.read_text() for f in sources if re.search(created, f.read_text())]
+    body = re.split(created, defined[-1], maxsplit=1)[1].split("$$;", 1)[0]
     match = re.search(r"regexp_matches\(t, '((?:[^']|'')*)', 'g'\)", body).group(1).replace("''", "'")
     keep = re.search(r"WHERE m\[1\] ~ '((?:[^']|'')*)'", body).group(1).replace("''", "'")
     bound = int(re.search(r"length\(m\[1\]\) <= (\d+)", body).group(1))

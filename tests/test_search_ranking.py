@@ -103,13 +103,13 @@ def test_postings_follow_the_chunks_they_index(conn, database_url, version):
     again.chunks = again.chunks[:1]
     save(database_url, [again])
     docs = {d for (d,) in conn.execute("SELECT id FROM documents WHERE page_id = %s AND kind = 0", (ids[0],))}
-    indexed = {d for (d,) in conn.execute("SELECT DISTINCT doc_id FROM postings WHERE page_id = %s", (ids[0],))}
+    indexed = {d for (d,) in conn.execute("SELECT DISTINCT doc_id FROM chunk_postings WHERE page_id = %s", (ids[0],))}
     assert indexed == docs and len(docs) == 1
     assert conn.execute("SELECT count(*) FROM postings WHERE page_id <> %s", (ids[0],)).fetchone()[0] == other
     conn.execute("DELETE FROM pages WHERE id = %s", (ids[0],))
     assert conn.execute("SELECT count(*) FROM postings WHERE page_id = %s", (ids[0],)).fetchone()[0] == 0
     assert conn.execute("SELECT count(*) FROM symbols WHERE page_id = %s", (ids[0],)).fetchone()[0] == 0
-    assert conn.execute("SELECT count(*) FROM postings p WHERE NOT EXISTS "
+    assert conn.execute("SELECT count(*) FROM chunk_postings p WHERE NOT EXISTS "
                         "(SELECT 1 FROM documents d WHERE d.id = p.doc_id)").fetchone()[0] == 0  # fmt: skip
 
 
@@ -401,17 +401,42 @@ def test_a_hyphen_inside_a_word_is_not_a_command_line_option(conn, database_url,
     ]  # fmt: skip
     tools = page(version.id, "tools", [("Options", "Run with --dry-run or -fPIC (--verbose) to see it. " + FILLER,
                                          "options")])  # fmt: skip
-    ids = save(database_url, [*corpus(version), answer, *mentions, tools])
+    save(database_url, [*corpus(version), answer, *mentions, tools])
     terms = {t for (t,) in conn.execute("SELECT term FROM postings WHERE left(term, 1) = '='")}
     assert {"=--dry-run", "=-fpic", "=--verbose"} <= terms
     assert not {"=-style", "=-run"} & terms
     query = "record-style class"
     assert search(conn, version, query, k=1, per_page=True)[0].url == "http://h/dataclasses.html"
-    # The migration rebuilds every chunk's identifier postings as the trigger writes them
-    before = conn.execute("SELECT * FROM postings ORDER BY doc_id, term").fetchall()
-    conn.execute("INSERT INTO postings SELECT version_id, '=-style', doc_id, page_id, 1, 0, doc_len FROM postings "
-                 "WHERE page_id = %s AND term = '=--dry-run'", (ids[-1],))  # fmt: skip
-    conn.execute("DELETE FROM postings WHERE term = '=--verbose'")
-    migration = next((Path(store.__file__).parent / "migrations").glob("0026_*.sql")).read_text()
-    conn.execute(migration)
-    assert conn.execute("SELECT * FROM postings ORDER BY doc_id, term").fetchall() == before
+
+
+def test_postings_of_a_page_convert_in_place_to_the_rows_the_trigger_writes(conn, database_url, version):
+    """Migration 0031 turns postings of one row per (chunk, term) into one per (page, term) holding the page's
+    chunks as arrays: on a database of two versions, every (chunk, term) row is kept with its numbers, and the
+    converted rows are those the trigger writes for the same chunks."""
+    row = store.upsert_version(conn, "other", "1", "http://h/", {})
+    store.bind_model(conn, row, HashingEmbedder.name, lambda: HashingEmbedder.dim)
+    other = store.find_version(conn, "other", "1")
+    save(database_url, [*corpus(version), *corpus(other)])
+    written = conn.execute("SELECT * FROM postings ORDER BY version_id, term, page_id").fetchall()
+    chunks = conn.execute("SELECT * FROM chunk_postings ORDER BY doc_id, term").fetchall()
+    assert len(chunks) > len(written) > 0 and {r[0] for r in written} == {version.id, other.id}
+    # the layout before 0031, holding the same (chunk, term) rows
+    conn.execute("""
+        CREATE TABLE postings_before AS SELECT * FROM chunk_postings;
+        DROP VIEW chunk_postings;
+        DROP TABLE postings;
+        ALTER TABLE postings_before RENAME TO postings;
+        ALTER TABLE postings ADD PRIMARY KEY (version_id, term, doc_id);
+        CREATE INDEX postings_doc_idx ON postings (doc_id);
+    """)  # fmt: skip
+    assert conn.execute("SELECT count(*) FROM postings").fetchone()[0] == len(chunks)
+    conn.execute(next((Path(store.__file__).parent / "migrations").glob("0031_*.sql")).read_text())
+    assert conn.execute("SELECT * FROM chunk_postings ORDER BY doc_id, term").fetchall() == chunks
+    assert conn.execute("SELECT * FROM postings ORDER BY version_id, term, page_id").fetchall() == written
+    # and the triggers keep the new layout: a page stored again is replaced, a deleted one goes
+    again = corpus(version)[0]
+    save(database_url, [again])
+    pid = conn.execute("SELECT id FROM pages WHERE url = %s AND version_id = %s", (again.url, version.id)).fetchone()[0]
+    assert conn.execute("SELECT count(*) FROM postings WHERE page_id = %s", (pid,)).fetchone()[0] > 0
+    conn.execute("DELETE FROM pages WHERE version_id = %s", (other.id,))
+    assert conn.execute("SELECT count(*) FROM postings WHERE version_id = %s", (other.id,)).fetchone()[0] == 0

@@ -156,8 +156,12 @@ WITH stats AS MATERIALIZED (
 ), qpost AS MATERIALIZED (
     -- every posting of a query term (scanned once; chunk BM25 and page BM25 both read it). An array, not `IN
     -- (SELECT ...)`: the planner guesses 200 rows for docsbot_terms() and, once postings holds a few libraries,
-    -- preferred a sequential scan of the whole table to 200 index probes (170 ms a query instead of 2)
-    SELECT po.version_id, po.term, po.doc_id, po.page_id, po.tf_body, po.tf_head, po.doc_len FROM postings po
+    -- preferred a sequential scan of the whole table to 200 index probes (170 ms a query instead of 2). A row of
+    -- postings is a page's chunks holding the term (migration 0031): unnested, one row per (chunk, term)
+    SELECT po.version_id, po.term, c.doc_id, po.page_id, c.tf_body, c.tf_head, c.doc_len
+    FROM postings po
+    CROSS JOIN LATERAL unnest(po.doc_ids, po.tf_bodies, po.tf_heads, po.doc_lens)
+        AS c(doc_id, tf_body, tf_head, doc_len)
     WHERE po.version_id = ANY(%(versions)s) AND po.term = ANY(ARRAY(SELECT term FROM qterms))
 ), df AS (
     SELECT version_id, term, count(*)::float8 AS df FROM qpost GROUP BY version_id, term
