@@ -113,6 +113,38 @@ def test_postings_follow_the_chunks_they_index(conn, database_url, version):
                         "(SELECT 1 FROM documents d WHERE d.id = p.doc_id)").fetchone()[0] == 0  # fmt: skip
 
 
+def test_postings_stay_exact_when_a_page_gains_or_loses_some_of_its_chunks(conn, database_url, version):
+    """Pages are written whole, but a statement adding a chunk to a page that has some, or deleting some of a page's
+    chunks, leaves every remaining chunk's postings as its own terms give them (the per-page rows are merged or
+    rebuilt), so BM25 never misses a chunk nor reads a deleted one."""
+    ids = save(database_url, corpus(version))
+
+    def exact() -> None:
+        stored = conn.execute(
+            "SELECT doc_id, term, tf_body, tf_head, doc_len FROM chunk_postings WHERE page_id = %s "
+            "ORDER BY doc_id, term", (ids[0],)
+        ).fetchall()  # fmt: skip
+        expected = conn.execute(
+            "SELECT d.id, t.term, t.tf_body, t.tf_head, length(d.content) + length(d.context) FROM documents d "
+            "CROSS JOIN LATERAL docsbot_chunk_terms(d.content, d.context) t WHERE d.page_id = %s AND d.kind = 0 "
+            "ORDER BY d.id, t.term", (ids[0],)
+        ).fetchall()  # fmt: skip
+        assert stored == expected and stored
+
+    conn.execute(
+        "INSERT INTO documents (page_id, version_id, sort_order, content, context, kind) SELECT page_id, version_id, "
+        "99, 'A late chunk names os.get_inheritable again.', context, 0 FROM documents WHERE page_id = %s LIMIT 1",
+        (ids[0],),
+    )
+    exact()
+    late = conn.execute("SELECT max(id) FROM documents WHERE page_id = %s", (ids[0],)).fetchone()[0]
+    assert late in {d for (d,) in conn.execute("SELECT doc_id FROM chunk_postings WHERE term = '=get_inheritable'")}
+    first = conn.execute("SELECT min(id) FROM documents WHERE page_id = %s AND kind = 0", (ids[0],)).fetchone()[0]
+    conn.execute("DELETE FROM documents WHERE id = %s", (first,))
+    exact()
+    assert first not in {d for (d,) in conn.execute("SELECT doc_id FROM chunk_postings")}
+
+
 @pytest.mark.parametrize(
     "query", ["os.set_inheritable", "os.set_inheritable()", "set_inheritable", "how does set_inheritable work"]
 )

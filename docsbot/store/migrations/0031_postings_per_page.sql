@@ -7,6 +7,8 @@
 -- A page's chunks are written and deleted together (docsbot.store.pages deletes the page's chunks, then copies the
 -- new ones in), so the page is the unit the triggers keep: the rows of a deleted chunk's page go with it, through
 -- an index on page_id (its keys repeat, and B-tree deduplication keeps it small) instead of one on every chunk id.
+-- Any other write stays correct, at a cost only it pays: chunks added to a page that has some append to its rows,
+-- and the chunks a statement leaves on a page it deleted some of are indexed again.
 ALTER TABLE postings RENAME TO postings_by_chunk;
 ALTER TABLE postings_by_chunk RENAME CONSTRAINT postings_pkey TO postings_by_chunk_pkey;
 
@@ -14,7 +16,7 @@ CREATE TABLE postings (
     version_id bigint NOT NULL,
     term       text NOT NULL,
     page_id    bigint NOT NULL,
-    doc_ids    bigint[] NOT NULL,   -- the page's chunks holding the term, ascending
+    doc_ids    bigint[] NOT NULL,   -- the page's chunks holding the term, ascending (as they were written)
     tf_bodies  smallint[] NOT NULL, -- the term's count in each one's text (at most 32,767)
     tf_heads   smallint[] NOT NULL, -- ...and in its context line "title > headings"
     doc_lens   integer[] NOT NULL,  -- each one's length: length(content) + length(context)
@@ -70,12 +72,24 @@ BEGIN
     JOIN pages p ON p.id = n.page_id
     CROSS JOIN LATERAL docsbot_chunk_terms(n.content, n.context) AS t
     WHERE n.kind = 0
-    GROUP BY p.version_id, n.page_id, t.term;
+    GROUP BY p.version_id, n.page_id, t.term
+    ON CONFLICT (version_id, term, page_id) DO UPDATE SET  -- chunks added to a page that already has some
+        doc_ids = postings.doc_ids || excluded.doc_ids, tf_bodies = postings.tf_bodies || excluded.tf_bodies,
+        tf_heads = postings.tf_heads || excluded.tf_heads, doc_lens = postings.doc_lens || excluded.doc_lens;
     RETURN NULL;
 END $$;
 
 CREATE OR REPLACE FUNCTION docsbot_unindex_postings() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     DELETE FROM postings p USING (SELECT DISTINCT page_id FROM old_docs WHERE kind = 0) o WHERE p.page_id = o.page_id;
+    -- the chunks the statement left on those pages (none when a page's chunks go together, as they do): indexed again
+    INSERT INTO postings (version_id, term, page_id, doc_ids, tf_bodies, tf_heads, doc_lens)
+    SELECT p.version_id, t.term, d.page_id, array_agg(d.id ORDER BY d.id), array_agg(t.tf_body ORDER BY d.id),
+           array_agg(t.tf_head ORDER BY d.id), array_agg(length(d.content) + length(d.context) ORDER BY d.id)
+    FROM documents d
+    JOIN pages p ON p.id = d.page_id
+    CROSS JOIN LATERAL docsbot_chunk_terms(d.content, d.context) AS t
+    WHERE d.kind = 0 AND d.page_id IN (SELECT page_id FROM old_docs WHERE kind = 0)
+    GROUP BY p.version_id, d.page_id, t.term;
     RETURN NULL;
 END $$;
