@@ -125,6 +125,35 @@ def test_each_version_has_its_own_hnsw_index_and_search_reads_it(conn, database_
     assert f"v{one.id}_hnsw_idx" in both and f"v{two.id}_hnsw_idx" in both, both
 
 
+def test_a_process_waiting_for_the_graph_builder_does_not_deadlock_its_concurrent_index_build(conn, database_url):
+    """Proves: a process waiting for the graph lock (a run that has just filled its vectors) lets the holder's
+    CREATE INDEX CONCURRENTLY finish, then gets the lock. A blocking pg_advisory_lock kept a snapshot the build
+    waits for: PostgreSQL's deadlock check cancelled one of them (two `docsbot reembed` ending together)."""
+    import threading
+
+    from docsbot.store import vector_index
+
+    holder = psycopg.connect(database_url, autocommit=True)
+    waiter = psycopg.connect(database_url, autocommit=True)
+    try:
+        holder.execute("SET deadlock_timeout = '200ms'")
+        assert holder.execute("SELECT pg_try_advisory_lock(%s)", (store.locks.VECTOR_INDEX_LOCK,)).fetchone()[0]
+        got: list[bool] = []
+        thread = threading.Thread(target=lambda: got.append(vector_index._lock(waiter, 30)))
+        thread.start()
+        time.sleep(1.0)  # the waiter is waiting
+        holder.execute("CREATE TABLE build_probe (n int)")
+        holder.execute("CREATE INDEX CONCURRENTLY build_probe_idx ON build_probe (n)")  # raised DeadlockDetected
+        assert thread.is_alive() and not got  # still waiting: the build did not take its lock away
+        holder.execute("SELECT pg_advisory_unlock(%s)", (store.locks.VECTOR_INDEX_LOCK,))
+        thread.join(10)
+        assert got == [True]
+        assert not vector_index._lock(holder, 0.6)  # and a waiter whose time runs out gives up
+    finally:
+        holder.close()
+        waiter.close()
+
+
 def test_vector_indexes_follow_versions_added_and_removed_and_an_interrupted_build_is_rebuilt(conn, database_url):
     """Proves: ensure_vector_indexes builds the graph of a version bound since, leaves the others' graphs as they
     were (same index, not rebuilt), rebuilds an invalid leftover and drops the graph of a removed version."""

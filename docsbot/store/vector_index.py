@@ -47,6 +47,7 @@ BUILD_MEMORY = "512MB"
 HNSW_M = 24
 HNSW_EF_CONSTRUCTION = 128
 DDL_LOCK_TIMEOUT = "5s"  # the brief ACCESS EXCLUSIVE steps give up rather than queue every reader behind them
+LOCK_POLL_SECONDS = 0.5  # how often a process waiting for another's graph builds tries the lock again
 READY_WAITING = 0.1  # a version's graph is built once at most this share of its chunks waits for a vector
 
 _INDEX = "documents_embedding_v{}_hnsw_idx"
@@ -128,17 +129,17 @@ def ensure_vector_indexes(dsn: str, wait: float = 0.0) -> bool:
 
 
 def _lock(conn: psycopg.Connection, wait: float) -> bool:
-    if conn.execute("SELECT pg_try_advisory_lock(%s)", (VECTOR_INDEX_LOCK,)).fetchone()[0]:
-        return True
-    if wait <= 0:
-        return False
-    conn.execute(sql.SQL("SET lock_timeout = {}").format(sql.Literal(f"{int(wait * 1000)}ms")))
-    try:
-        conn.execute("SELECT pg_advisory_lock(%s)", (VECTOR_INDEX_LOCK,))
-    except psycopg.errors.LockNotAvailable:
-        return False
-    finally:
-        conn.execute("RESET lock_timeout")
+    """Take the lock, trying again every :data:`LOCK_POLL_SECONDS` for up to ``wait`` seconds. Never a blocking
+    ``pg_advisory_lock``: the holder builds graphs with ``CREATE INDEX CONCURRENTLY``, which waits for every
+    transaction whose snapshot is older than its own, and a statement blocked on the lock keeps its snapshot, so the
+    two would wait for each other until PostgreSQL's deadlock check cancelled one (two `docsbot reembed` of
+    different versions ending together did)."""
+    deadline = time.monotonic() + wait
+    while not conn.execute("SELECT pg_try_advisory_lock(%s)", (VECTOR_INDEX_LOCK,)).fetchone()[0]:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        time.sleep(min(LOCK_POLL_SECONDS, left))
     return True
 
 
