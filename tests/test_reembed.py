@@ -172,7 +172,9 @@ def test_a_switch_is_cancelled_without_touching_what_searches_read(database_url,
     with DocSiteServer(fault_site(3)) as server:
         assert crawl(env, f"url={server.url}/docs/index.html", "library=testdocs", "version=1.0").returncode == 0
     vectors = [r[3] for r in rows(db)]
-    slow = {**new_env, "EMBED_LOG": str(tmp_path / "log"), "SLOW_EMBEDDER_SECONDS_PER_TEXT": "0.2"}
+    # a second per text: the switch is still embedding when the signal comes, however busy the machine (at 0.2 s
+    # its last texts and swap could end before a descheduled test process sent it)
+    slow = {**new_env, "EMBED_LOG": str(tmp_path / "log"), "SLOW_EMBEDDER_SECONDS_PER_TEXT": "1.0"}
     proc = subprocess.Popen(
         [sys.executable, "-m", "docsbot.cli", "reembed", "--from-model", OLD, "--model", NEW, "--claim", "1"],
         cwd=ROOT, env=slow, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
