@@ -172,11 +172,15 @@ def test_a_switch_is_cancelled_without_touching_what_searches_read(database_url,
     with DocSiteServer(fault_site(3)) as server:
         assert crawl(env, f"url={server.url}/docs/index.html", "library=testdocs", "version=1.0").returncode == 0
     vectors = [r[3] for r in rows(db)]
-    # a second per text: the switch is still embedding when the signal comes, however busy the machine (at 0.2 s
-    # its last texts and swap could end before a descheduled test process sent it)
-    slow = {**new_env, "EMBED_LOG": str(tmp_path / "log"), "SLOW_EMBEDDER_SECONDS_PER_TEXT": "1.0"}
+    slow = {**new_env, "EMBED_LOG": str(tmp_path / "log"), "SLOW_EMBEDDER_SECONDS_PER_TEXT": "0.2"}
+    # Ctrl-C as a terminal sends it: Python's SIGINT handler in the child whatever the test run inherited (a suite
+    # started in the background of a non-interactive shell ignores SIGINT, and so does a child that inherits it)
+    interactive = (
+        "import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+        "sys.argv = ['docsbot', *sys.argv[1:]]; runpy.run_module('docsbot.cli', run_name='__main__')"
+    )
     proc = subprocess.Popen(
-        [sys.executable, "-m", "docsbot.cli", "reembed", "--from-model", OLD, "--model", NEW, "--claim", "1"],
+        [sys.executable, "-c", interactive, "reembed", "--from-model", OLD, "--model", NEW, "--claim", "1"],
         cwd=ROOT, env=slow, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
