@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 TARGET = 1.5  # the int8 graph's vectors complete at least this much sooner (issue's rule for making it the default)
 
 
-def _texts(version: str, sample: int, seed: int, claim: int, context_tokens: int) -> list[str]:
+def _texts(version: str, sample: int, seed: int, claim: int) -> list[str]:
     from scrapy.utils.project import get_project_settings
 
     from docsbot import store
@@ -44,14 +44,13 @@ def _texts(version: str, sample: int, seed: int, claim: int, context_tokens: int
         found = store.find_version(conn, library, name)
         if found is None:
             raise SystemExit(f"bench/models.py: {version} is not indexed")
-        rows = conn.execute(
-            "SELECT d.id, d.context, d.content FROM documents d JOIN pages p ON p.id = d.page_id "
-            "WHERE p.version_id = %s ORDER BY d.id",
+        rows = conn.execute(  # each text as the worker embeds it: its stored context cut (eval/nearest_text.py)
+            "SELECT d.id, d.context, d.content, (d.metadata ->> 'context_cut')::int FROM documents d "
+            "JOIN pages p ON p.id = d.page_id WHERE p.version_id = %s ORDER BY d.id",
             (found.id,),
         ).fetchall()
     chosen = sorted(random.Random(seed).sample(rows, min(sample, len(rows))))
-    cut = 4 * context_tokens
-    texts = [embed_text(context, content, cut if len(context) > cut else None) for _, context, content in chosen]
+    texts = [embed_text(context or "", content, cut) for _, context, content, cut in chosen]
     return [t for i in range(0, len(texts), claim) for t in sorted(texts[i : i + claim], key=len)]
 
 
@@ -83,7 +82,7 @@ def main() -> int:
 
     settings = get_project_settings()
     claim = settings.getint("DOCSBOT_EMBED_CLAIM")
-    texts = _texts(args.version, args.sample, args.seed, claim, settings.getint("DOCSBOT_CONTEXT_TOKENS"))
+    texts = _texts(args.version, args.sample, args.seed, claim)
     models = [_embedder(path) for path in args.model]
     vectors = []
     for model in models:  # warm each, and keep its vectors of the whole sample for the cosines
