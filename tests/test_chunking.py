@@ -7,6 +7,7 @@ import string
 import pytest
 from tokenizers import Tokenizer
 
+from docsbot.content import commonmark
 from docsbot.content.chunking import (
     Chunker,
     _TokenCounts,
@@ -67,6 +68,24 @@ def test_long_code_blocks_are_split_between_lines_and_refenced():
             assert line.startswith(("```", "value_")) or not line.strip(), line
     joined = "\n".join(line for text in code for line in text.splitlines() if line.startswith("value_"))
     assert joined.splitlines() == [f"value_{i} = compute({i}, {i + 1})" for i in range(120)]
+
+
+def test_the_blocks_of_a_text_with_code_blocks_split_are_what_a_parse_of_it_gives():
+    """The chunker moves the headings and code blocks of the Markdown it split code blocks in instead of parsing the
+    new text again: on texts made of lines that open, close and indent fences, headings and what interrupts them,
+    ending with no line end, one or several (which the last line keeps), the moved blocks equal a parse's."""
+    lines = ["# H", "## Sub `x`", "```py", "```", "````", "~~~", "~~~~ ruby", "   ```", "    ```", "\t```", "```  "]
+    lines += ["x = 1", "code line with several words in it", "", "text", "- item", "> quote", "#", "# a\r", "   # h"]
+    chunker = Chunker(24)
+    rng = random.Random(7)
+    split = 0
+    for _ in range(3000):
+        md = "\n".join(rng.choice(lines) for _ in range(rng.randint(1, 30)))
+        md += rng.choice(["", "\n", "\n\n", "\n\n\n", "\r\n"])
+        text, blocks = chunker._split_long_code_blocks(md)
+        assert blocks == commonmark.parse.__wrapped__(text), md
+        split += text.count("\n\n```py\n") > md.count("\n\n```py\n")
+    assert split > 100  # blocks were cut, not only closed
 
 
 def test_fences_open_and_close_as_commonmark_says():

@@ -30,14 +30,12 @@ from typing import TYPE_CHECKING
 
 from semantic_text_splitter import MarkdownSplitter
 
-from docsbot.content.commonmark import fences, parse
+from docsbot.content.commonmark import Blocks, Fence, Heading, fences, line_starts, parse
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from tokenizers import Tokenizer
-
-    from docsbot.content.commonmark import Heading
 
 __all__ = [
     "DEFINITION_CHARS",
@@ -297,9 +295,9 @@ class Chunker:
         definitions, in order (:attr:`docsbot.content.extract.ExtractedPage.anchors`); each chunk gets the id of the
         last one that starts before the end of the chunk's first line.
         """
-        text = self._split_long_code_blocks(markdown)
+        text, blocks = self._split_long_code_blocks(markdown)
         located = _locate_anchors(markdown, text, anchors)
-        headings = markdown_headings(text)
+        headings = [(h.offset, h.level, h.text) for h in blocks.headings]
         counts = _TokenCounts(self._words, text) if self._words is not None else None
         pieces: list[tuple[int, str]] = []
         for start, end in self._groups(text, headings, counts):
@@ -326,7 +324,7 @@ class Chunker:
         # A section too big for one chunk leaves its heading alone in a chunk (with a thematic break, an empty
         # table header: nothing but markup); the heading lives on in the next chunk's heading path, so a chunk
         # without text outside headings is dropped. A page that is nothing but a title keeps its last chunk.
-        lines, offsets = parse(text).headings, [h[0] for h in headings]
+        lines, offsets = blocks.headings, [h[0] for h in headings]
         kept = [c for c in out if _has_text(text, c.offset, c.offset + len(c.content), lines, offsets)]
         return kept or out[-1:]
 
@@ -357,36 +355,69 @@ class Chunker:
             i = j
         return groups
 
-    def _split_long_code_blocks(self, markdown: str) -> str:
+    def _split_long_code_blocks(self, markdown: str) -> tuple[str, Blocks]:
         """``markdown`` with each fenced code block longer than the limit cut between lines into blocks that fit,
-        each opened with the block's opening line and closed with its marker (a block left open is closed)."""
+        each opened with the block's opening line and closed with its marker (a block left open is closed), and
+        the new text's :class:`~docsbot.content.commonmark.Blocks`. Those are the old ones moved, not parsed again:
+        the lines outside code blocks are the same lines, and each new block is closed by its opening's marker
+        (a fifth of the Python docs' chunking CPU went to parsing such texts a second time)."""
         parsed = parse(markdown)
         if not parsed.fences:
-            return markdown
+            return markdown, parsed
         out: list[str] = []
+        moved: list[tuple[int, Heading]] = []  # (new line, heading)
+        blocks: list[tuple[int, int, str]] = []  # (new start line, new end line, marker)
+        headings = iter(parsed.headings)
+        heading = next(headings, None)
         line = 0
-        for fence in parsed.fences:
-            out.extend(parsed.line(n) for n in range(line, fence.start))
+        for fence in (*parsed.fences, None):
+            until = fence.start if fence is not None else len(parsed.line_starts)
+            shift = len(out) - line
+            while heading is not None and heading.line < until:
+                moved.append((heading.line + shift, heading))
+                heading = next(headings, None)
+            out.extend(parsed.line(n) for n in range(line, until))
+            if fence is None:
+                break
             line = fence.end
             opening, closing = parsed.line(fence.start), fence.marker
             body = [parsed.line(n) for n in fence.body]
+            # A block left open holds the text's last line, which keeps the text's final line ends ("x\n" of
+            # "x\n\n"; its opening line when it has no body): more lines than one in the new text.
+            last = 0
+            if not fence.closed and fence.end >= len(parsed.line_starts):
+                last = parsed.line(len(parsed.line_starts) - 1).count("\n")
             budget = self.max_tokens - 8  # fences and newlines
             sizes = self._count(body) if body else []
             if sum(sizes) + len(body) <= budget:
+                blocks.append((len(out), len(out) + len(body) + 2 + last, closing))
                 out.extend([opening, *body, closing])
                 continue
             piece: list[str] = []
             used = 0
             for text, size in zip(body, sizes, strict=True):
                 if piece and used + size + 1 > budget:
+                    blocks.append((len(out), len(out) + len(piece) + 2, closing))
                     out.extend([opening, *piece, closing, ""])
                     piece, used = [], 0
                 piece.append(text)
                 used += size + 1
+            blocks.append((len(out), len(out) + len(piece) + 2 + last, closing))
             out.extend([opening, *piece, closing])
-        out.extend(parsed.line(n) for n in range(line, len(parsed.line_starts)))
         text = "\n".join(out)
-        return text + "\n" if markdown.endswith("\n") else text
+        if markdown.endswith("\n"):
+            text += "\n"
+        starts = line_starts(text)
+
+        def line_end(n: int) -> int:
+            return starts[n + 1] - 1 if n + 1 < len(starts) else len(text)
+
+        return text, Blocks(
+            text,
+            tuple(starts),
+            tuple(Heading(n, starts[n], line_end(n), h.level, h.text) for n, h in moved),
+            tuple(Fence(start, end, marker, closed=True) for start, end, marker in blocks),
+        )
 
 
 # Parts of a `tokenizers` pipeline under which a text's tokens are its words' tokens, each word tokenized on its

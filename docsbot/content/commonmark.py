@@ -21,7 +21,7 @@ from functools import lru_cache
 
 from markdown_it import MarkdownIt
 
-__all__ = ["Blocks", "Fence", "Heading", "fences", "heading_text", "parse"]
+__all__ = ["Blocks", "Fence", "Heading", "fences", "heading_text", "line_starts", "parse"]
 
 _BLOCK = (
     MarkdownIt("commonmark")
@@ -85,11 +85,7 @@ class Blocks:
 def parse(text: str) -> Blocks:
     """The :class:`Blocks` of ``text`` (CommonMark 0.31 through markdown-it-py; cached for the last 16 texts: the
     chunker, the definitions and the change log read the same page in turn)."""
-    starts = [0]
-    at = text.find("\n")
-    while at >= 0 and at + 1 < len(text):
-        starts.append(at + 1)
-        at = text.find("\n", at + 1)
+    starts = line_starts(text)
     if "#" not in text and "```" not in text and "~~~" not in text:  # no heading, no fence: nothing to parse
         return Blocks(text, tuple(starts), (), ())
     tokens = _BLOCK.parse(text.replace("\r", " ") if "\r" in text else text)
@@ -106,6 +102,16 @@ def parse(text: str) -> Blocks:
             start, end = token.map
             fences.append(Fence(start, end, token.markup, closed=end - start > 1 and _closes(text, starts, start, end)))
     return Blocks(text, tuple(starts), tuple(headings), tuple(fences))
+
+
+def line_starts(text: str) -> list[int]:
+    """The character offset of each line of ``text`` (a ``\\n`` that ends the text starts no line)."""
+    starts = [0]
+    at = text.find("\n")
+    while at >= 0 and at + 1 < len(text):
+        starts.append(at + 1)
+        at = text.find("\n", at + 1)
+    return starts
 
 
 def fences(text: str) -> tuple[Fence, ...]:
