@@ -428,7 +428,11 @@ class Chunker:
 _LOCAL_NORMALIZERS = frozenset({"BertNormalizer", "Lowercase", "NFC", "NFD", "NFKC", "NFKD", "StripAccents"})
 _LOCAL_PRE_TOKENIZERS = frozenset({"BertPreTokenizer", "Whitespace", "WhitespaceSplit", "Punctuation"})
 _SPACE_PRE_TOKENIZERS = frozenset({"BertPreTokenizer", "Whitespace", "WhitespaceSplit"})
-_SPACES = re.compile("[ \n]")
+
+
+def _pieces(text: str) -> list[str]:
+    """``text`` cut at every space and newline (``re.split("[ \\n]", text)``, at a third of its CPU)."""
+    return text.replace("\n", " ").split(" ")
 
 
 def _words_are_local(tokenizer: Tokenizer) -> bool:
@@ -493,15 +497,16 @@ class _WordTokens:
     def counts(self, pieces: list[str]) -> list[int]:
         """The token count of each of ``pieces`` (strings without " " or "\\n"), without special tokens."""
         cache = self._cache
-        missing = set(pieces).difference(cache)
-        if missing:
-            counted = self._count(missing, cache)
-            if len(cache) + len(counted) > self._limit:
-                # Start over in a new dict: a call in another thread (DOCSBOT_EXTRACT_POOL=thread) keeps reading
-                # the one it holds, which is never cleared under it.
-                self._cache = {"": 0, **counted}
-            cache.update(counted)
-        return list(map(cache.__getitem__, pieces))
+        found = list(map(cache.get, pieces))
+        if None not in found:  # most pages' pieces were all counted before: no set of them to build
+            return found
+        counted = self._count({p for p, n in zip(pieces, found, strict=True) if n is None}, cache)
+        if len(cache) + len(counted) > self._limit:
+            # Start over in a new dict: a call in another thread (DOCSBOT_EXTRACT_POOL=thread) keeps reading
+            # the one it holds, which is never cleared under it.
+            self._cache = {"": 0, **counted}
+        cache.update(counted)
+        return [counted[p] if n is None else n for p, n in zip(pieces, found, strict=True)]
 
     def _count(self, missing: set[str], cache: dict[str, int]) -> dict[str, int]:
         """The counts of ``missing`` pieces (and of the words they were counted from), ``cache`` read for words
@@ -530,7 +535,7 @@ class _WordTokens:
 
     def count(self, text: str) -> int:
         """The token count of ``text``, without special tokens."""
-        return sum(self.counts(_SPACES.split(text)))
+        return sum(self.counts(_pieces(text)))
 
     def line_counts(self, lines: list[str]) -> list[int]:
         """:meth:`count` of each of ``lines``, in one pass over their pieces."""
@@ -551,7 +556,7 @@ class _TokenCounts:
     Exactly what the tokenizer says of ``text[a:b]``."""
 
     def __init__(self, words: _WordTokens, text: str) -> None:
-        pieces = _SPACES.split(text)
+        pieces = _pieces(text)
         self._words = words
         self._text = text
         # piece i is text[starts[i] : starts[i + 1] - 1]; the character after it is a space or a newline
