@@ -95,15 +95,7 @@ def parse(text: str) -> Blocks:
     starts = line_starts(text)
     if "#" not in text and "```" not in text and "~~~" not in text:  # no heading, no fence: nothing to parse
         return Blocks(text, tuple(starts), (), ())
-    headings: list[Heading] = []
-    fences: list[Fence] = []
-    for line, level, content, fence_end, markup in _blocks(text, starts):
-        if markup is None:
-            end = starts[line + 1] - 1 if line + 1 < len(starts) else len(text)
-            headings.append(Heading(line, starts[line], end, level, heading_text(content)))
-        else:
-            closed = fence_end - line > 1 and _closes(text, starts, line, fence_end)
-            fences.append(Fence(line, fence_end, markup, closed=closed))
+    headings, fences = _blocks(text, starts)
     return Blocks(text, tuple(starts), tuple(headings), tuple(fences))
 
 
@@ -115,12 +107,13 @@ _CANDIDATE = re.compile(r"^[ \t]*[#`~]", re.MULTILINE)
 _SPACE_OR_TAB = " \t"
 
 
-def _blocks(text: str, starts: list[int]) -> list[tuple[int, int, str, int, str | None]]:
-    """The ATX headings and fenced code blocks of ``text`` as markdown-it-py's block parser finds them with the
-    rules of ``_BLOCK`` (its ``heading`` and ``fence`` rules, read line by line on the candidate lines only):
-    ``(line, level, content, 0, None)`` for a heading, ``(line, 0, "", end line, marker)`` for a fence. Over the
+def _blocks(text: str, starts: list[int]) -> tuple[list[Heading], list[Fence]]:
+    """The ATX headings and fenced code blocks of ``text``, whose lines start at ``starts``, as markdown-it-py's
+    block parser finds them with the rules of ``_BLOCK`` (its ``heading`` and ``fence`` rules, read line by line on
+    the candidate lines only). Over the
     Python docs' 11 MB of Markdown this takes a tenth of the parser's CPU (its tokens: a state per line, a rule
     call per line and rule)."""
+    original = text
     if "\r" in text or "\0" in text:  # markdown-it-py's normalization, one character for one
         text = text.replace("\r", " ").replace("\0", "\ufffd")
     length = len(text)
@@ -138,7 +131,8 @@ def _blocks(text: str, starts: list[int]) -> list[tuple[int, int, str, int, str 
             continue
         line_end = text.find("\n", first)
         candidates.append((bisect_right(starts, begin) - 1, first, length if line_end < 0 else line_end, columns))
-    out: list[tuple[int, int, str, int, str | None]] = []
+    headings: list[Heading] = []
+    fences: list[Fence] = []
     i = 0
     while i < len(candidates):
         line, pos, end, _ = candidates[i]
@@ -162,7 +156,8 @@ def _blocks(text: str, starts: list[int]) -> list[tuple[int, int, str, int, str 
                 back -= 1
             if back > at and text[back - 1] in _SPACE_OR_TAB:
                 stop = back
-            out.append((line, level, mdTrim(text[at:stop]), 0, None))
+            line_end = starts[line + 1] - 1 if line + 1 < len(starts) else length
+            headings.append(Heading(line, starts[line], line_end, level, heading_text(mdTrim(text[at:stop]))))
             continue
         run = pos
         while run < end and text[run] == marker:
@@ -184,8 +179,9 @@ def _blocks(text: str, starts: list[int]) -> list[tuple[int, int, str, int, str 
             if close - at >= size and not text[close:other_end].strip(_SPACE_OR_TAB):
                 fence_end = other + 1
                 break
-        out.append((line, 0, "", fence_end, text[pos:run]))
-    return out
+        closed = fence_end - line > 1 and _closes(original, starts, line, fence_end)
+        fences.append(Fence(line, fence_end, text[pos:run], closed=closed))
+    return headings, fences
 
 
 def line_starts(text: str) -> list[int]:
