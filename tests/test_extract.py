@@ -225,6 +225,28 @@ def test_is_chrome_picks_the_page_chrome_in_document_order(markup, chrome):
     assert [el.tag for el in doc.iter(lxml.etree.Element) if is_chrome(el)] == chrome
 
 
+def test_the_chrome_walk_finds_what_is_chrome_finds_with_class_verdicts_remembered():
+    """main_content passes over an element without attributes, or with a class alone whose verdict is remembered
+    as "not chrome", without asking is_chrome: the same elements as asking it of each, also once the verdicts of
+    the page's classes are remembered (the second walk), and for the elements whose other attributes or ancestors
+    decide (an id, a role, aria-hidden, a <header> outside the content, Doxygen's div.summary in its header)."""
+    from docsbot.content.chrome import _chrome_elements
+
+    markup = (
+        "<div class='header'><div class='summary'>s</div></div><div class='summary'>kept</div>"
+        "<header>banner</header><div class='pre'>x<span class='pre'>y</span></div>"
+        "<span class='pre' id='footer'>f</span>"
+        "<span class='pre' role='navigation'>n</span><span class='pre' aria-hidden='true'>h</span><em>e</em>"
+        "<div id='top'><div id='titlearea'>t</div></div><div class=''>empty</div><a class='headerlink'>¶</a>"
+        "<span class='pre' data-x='1'>kept</span><nav>nav</nav><div role='main'><header>kept</header></div>"
+    )
+    for _ in range(2):
+        doc = parse_html(f"<html><body>{markup}</body></html>")
+        expected = [el for el in doc.iter(lxml.etree.Element) if is_chrome(el)]
+        assert _chrome_elements(doc) == expected
+        assert [el.text for el in expected] == ["s", "banner", "f", "n", "h", None, "¶", "nav"]
+
+
 def test_docusaurus_permalinks_are_chrome_and_the_title_is_the_h1_the_title_element_names():
     """Docusaurus ends every heading with <a class="hash-link">&#8203;</a> (a zero-width space: it ended 700 headings
     of Fastify's docs); a page with a banner <h1> before its own is titled by the <h1> its <title> names."""

@@ -52,6 +52,7 @@ _CONTENT_ANCESTORS = {
     "header": frozenset({"main", "article", "section", "aside"}),
     "aside": frozenset({"main", "article"}),
 }
+_TAGS_WITH_RULES = _CHROME_TAGS | _CONTENT_ANCESTORS.keys()  # chrome by the tag alone, or by its ancestors
 # rustdoc's "collapse all" toggle; Doxygen's search box, its results and its navigation tree and path.
 _CHROME_IDS = frozenset(
     {"footer", "toggle-all-docs", "MSearchSelectWindow", "MSearchResultsWindow", "nav-tree", "nav-path", "side-nav"}
@@ -79,12 +80,27 @@ def is_chrome(el) -> bool:  # noqa: ANN001 - an lxml element
     content = _CONTENT_ANCESTORS.get(tag)
     if content is not None and not any(a.tag in content or a.get("role") == "main" for a in el.iterancestors()):
         return True
+    # Most elements carry no attribute or a class alone (<span class="pre">, <em>): one call to learn that, not
+    # one per attribute below.
+    names = el.keys()
+    if not names:
+        return False
+    if names == ["class"]:
+        cls = el.get("class")
+        if not cls or (tag == "div" and cls == "summary"):
+            return _class_rules(el, tag, cls)
+        chrome = _CLASS_IS_CHROME.get((tag, cls))
+        return chrome if chrome is not None else _class_rules(el, tag, cls)
     ident = el.get("id")
     if ident in _CHROME_IDS or el.get("role") in _CHROME_ROLES or el.get("aria-hidden") == "true":
         return True
     if ident == "top" and tag == "div" and el.find("div[@id='titlearea']") is not None:
         return True  # Doxygen's banner: project name, menu, search box and a project's own header
-    cls = el.get("class")
+    return _class_rules(el, tag, el.get("class"))
+
+
+def _class_rules(el, tag: str, cls: str | None) -> bool:  # noqa: ANN001 - an lxml element
+    """:func:`is_chrome`'s rules that read the class attribute ``cls`` of ``el`` (whose tag is ``tag``)."""
     if not cls:
         return False
     if tag == "div" and cls == "summary":  # Doxygen's list of the page's sections, in its header
@@ -122,11 +138,32 @@ def _class_is_chrome(tag: str, cls: str) -> bool:
 def main_content(doc):  # noqa: ANN001, ANN201 - lxml elements
     """Remove the chrome (:func:`is_chrome`) from ``doc``, a parsed page, and return its main-content node: the
     first match of :data:`MAIN_CONTENT_XPATHS`, or ``None`` if there is none (a page whose ``<body>`` was chrome)."""
-    for chrome in [el for el in doc.iter(lxml.etree.Element) if is_chrome(el)]:
+    for chrome in _chrome_elements(doc):
         if chrome.getparent() is not None:
             chrome.drop_tree()
-    for xpath in MAIN_CONTENT_XPATHS:
-        found = doc.xpath(xpath)
+    for xpath in _MAIN_CONTENT:
+        found = xpath(doc)
         if found:
             return found[0]
     return None
+
+
+_MAIN_CONTENT = tuple(lxml.etree.XPath(x) for x in MAIN_CONTENT_XPATHS)  # compiled once, not per page
+
+
+def _chrome_elements(doc) -> list:  # noqa: ANN001 - lxml elements
+    """The elements of ``doc`` that :func:`is_chrome` takes for chrome, in document order. An element without
+    attributes, or with a class whose verdict is remembered as "not chrome", is passed over here without the call:
+    the same elements for a sixth of the walk's CPU less (the Python docs' 1,065,078 elements, most of them such)."""
+    special = _TAGS_WITH_RULES
+    remembered = _CLASS_IS_CHROME
+    out = []
+    for el in doc.iter(lxml.etree.Element):
+        tag = el.tag
+        if tag not in special:
+            names = el.keys()
+            if not names or (names == ["class"] and remembered.get((tag, el.get("class"))) is False):
+                continue
+        if is_chrome(el):
+            out.append(el)
+    return out
