@@ -127,8 +127,11 @@ def compare(a: Path, b: Path) -> int:
 
 def measure(name: str) -> dict[str, float]:
     """CPU seconds of each worker step over corpus ``name``'s pages (one cold worker: its caches start empty)."""
+    from docsbot.content import pool
     from docsbot.content.extract import extract_page
     from docsbot.content.pool import chunk_page
+
+    level = getattr(pool, "HTML_COMPRESSION_LEVEL", 6)  # 6 before it was named
 
     found = pages(name)
     spec = _spec()
@@ -138,7 +141,7 @@ def measure(name: str) -> dict[str, float]:
         t0 = clock()
         page = extract_page(body, url, encoding=None)
         t1 = clock()
-        page.html = zlib.compress(body, 6)
+        page.html = zlib.compress(body, level)
         t2 = clock()
         chunked = chunk_page(page.markdown, list(page.anchors), list(page.symbols), spec, DEFINITION_CHARS)
         t3 = clock()
