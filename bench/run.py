@@ -40,12 +40,14 @@ import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.mutate import Release, release  # noqa: E402
 from bench.report import write_section  # noqa: E402
+from docsbot.embedding.models import CPU_BATCH_SIZE  # noqa: E402
 from docsbot.settings import DOCSBOT_EMBED_BATCH_SIZE  # noqa: E402
 
 LIBRARY = "bench"
@@ -391,8 +393,8 @@ class Bench:
     def embedding_throughput(self, sample: int) -> tuple[int, float]:
         """fastembed alone (no docsbot code in the loop) on ``sample`` chunks drawn uniformly at random (seeded)
         from the whole index, fed to the model as the embedding worker feeds it: claims of ``DOCSBOT_EMBED_CLAIM``
-        texts sorted by length, ``DOCSBOT_EMBED_BATCH_SIZE`` texts per model batch. A chunk's cost grows with its
-        length, and a run of consecutive chunks (one or two pages) can be much longer or shorter than the index's
+        texts sorted by length, as many texts per model call as the worker's embedder takes. A chunk's cost grows with
+        its length, and a run of consecutive chunks (one or two pages) can be much longer or shorter than the index's
         average: a random sample estimates the cost of the index's own mix within a few percent. Returns (texts,
         texts per second)."""
         from scrapy.settings import Settings
@@ -412,23 +414,9 @@ class Bench:
             ).fetchall()
         cut = 4 * settings.getint("DOCSBOT_CONTEXT_TOKENS")
         texts = [embed_text(c, t, cut if len(c) > cut else None) for c, t in rows]
-        batch = settings.getint("DOCSBOT_EMBED_BATCH_SIZE")
         group = settings.getint("DOCSBOT_EMBED_CLAIM")  # docsbot.embedding.worker.EmbeddingWorker's claims
         fed = [t for i in range(0, len(texts), group) for t in sorted(texts[i : i + group], key=len)]
-        embedder = load_embedder(settings)
-        if hasattr(embedder, "_load"):  # the real model: time fastembed itself
-            model = embedder._load()
-
-            def embed(chunk: list[str]) -> None:
-                list(model.embed(chunk, batch_size=batch))
-
-        else:
-            embed = embedder.embed
-        embed(fed[:8])  # warm up
-        start = time.monotonic()
-        for i in range(0, len(fed), group):
-            embed(fed[i : i + group])
-        return len(fed), len(fed) / max(time.monotonic() - start, 1e-9)
+        return len(fed), raw_embedding_rate(load_embedder(settings), fed, group)
 
     def text_keys(self, version: str | None = None) -> set[str]:
         """``embed_hash`` of every chunk with a vector (of one version of the bench's library, or of the database):
@@ -445,6 +433,26 @@ class Bench:
     def db_size(self) -> int:
         with self.conn() as conn:
             return conn.execute("SELECT pg_database_size(current_database())").fetchone()[0]
+
+
+
+def raw_embedding_rate(embedder: Any, texts: list[str], group: int) -> float:
+    """Texts per second of ``embedder`` over ``texts``, fed ``group`` at a time (after eight to warm up); for the
+    real model, fastembed's own ``embed`` with as many texts per call as the embedder takes (``batch_size``:
+    ``DOCSBOT_EMBED_BATCH_SIZE``, or one text at a time on the CPU by default), so no docsbot code is timed."""
+    if hasattr(embedder, "_load"):  # the real model: time fastembed itself
+        model, batch = embedder._load(), embedder.batch_size
+
+        def embed(chunk: list[str]) -> None:
+            list(model.embed(chunk, batch_size=batch))
+
+    else:
+        embed = embedder.embed
+    embed(texts[:8])  # warm up
+    start = time.monotonic()
+    for i in range(0, len(texts), group):
+        embed(texts[i : i + group])
+    return len(texts) / max(time.monotonic() - start, 1e-9)
 
 
 def main() -> int:
@@ -736,7 +744,8 @@ def render(bench: Bench, r: Results) -> str:
         )
     lines += [
         "",
-        f"Raw embedding throughput (fastembed alone, batch {DOCSBOT_EMBED_BATCH_SIZE}, {r.sampled} chunks of the "
+        f"Raw embedding throughput (fastembed alone, batch {DOCSBOT_EMBED_BATCH_SIZE or CPU_BATCH_SIZE}, {r.sampled} "
+        "chunks of the "
         f"index, measured twice minutes apart): {' and '.join(f'{x:.1f}' for x in r.raw_rates)} chunks/s; "
         f"the ratio uses the faster, **{max(r.raw_rates):.1f} chunks/s**. "
         f"Database size after all phases: {r.db_size / 2**20:.0f} MiB.",

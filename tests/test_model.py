@@ -235,3 +235,26 @@ def test_an_index_embedded_on_the_gpu_is_complete(crawl, docsite, db):
     assert "on cuda" in result.stderr  # the model's load line names the device
     waiting = db.execute("SELECT count(*) FROM documents WHERE embedding IS NULL").fetchone()[0]
     assert waiting == 0 and db.execute("SELECT count(*) FROM documents").fetchone()[0] > 0
+
+
+def test_the_benchmarks_raw_embedding_rate_feeds_fastembed_as_the_worker_does(embedder):
+    """`make bench` times fastembed alone with the texts per call of the index's worker (one on the CPU, the
+    embedder's batch_size); DOCSBOT_EMBED_BATCH_SIZE's default of 0 once reached fastembed as a batch size and the
+    bench stopped there."""
+    sys.path.insert(0, str(ROOT))
+    from bench.run import raw_embedding_rate
+
+    calls = []
+    model = embedder._load()
+    real_embed = model.embed
+
+    def spy(texts, batch_size=None, **kwargs):
+        calls.append(batch_size)
+        return real_embed(texts, batch_size=batch_size, **kwargs)
+
+    model.embed = spy
+    try:
+        rate = raw_embedding_rate(embedder, [f"text number {i} about tasks" for i in range(20)], group=8)
+    finally:
+        del model.embed
+    assert rate > 0 and calls and set(calls) == {embedder.batch_size} == {1}
