@@ -435,7 +435,6 @@ class Bench:
             return conn.execute("SELECT pg_database_size(current_database())").fetchone()[0]
 
 
-
 def raw_embedding_rate(embedder: Any, texts: list[str], group: int) -> float:
     """Texts per second of ``embedder`` over ``texts``, fed ``group`` at a time (after eight to warm up); for the
     real model, fastembed's own ``embed`` with as many texts per call as the embedder takes (``batch_size``:
