@@ -73,8 +73,8 @@ def _docsbot_idents() -> tuple[str, str, int]:
     created = r"CREATE (?:OR REPLACE )?FUNCTION docsbot_idents\b"  # 0031 only alters it
     defined = [f.read_text() for f in sources if re.search(created, f.read_text())]
     body = re.split(created, defined[-1], maxsplit=1)[1].split("$$;", 1)[0]
-    match = re.search(r"regexp_matches\(t, '((?:[^']|'')*)', 'g'\)", body).group(1).replace("''", "'")
-    keep = re.search(r"WHERE m\[1\] ~ '((?:[^']|'')*)'", body).group(1).replace("''", "'")
+    match = re.search(r"regexp_matches\((?:t|tok), '((?:[^']|'')*)', 'g'\)", body).group(1).replace("''", "'")
+    keep = re.search(r"m\[1\] ~ '((?:[^']|'')*)'", body).group(1).replace("''", "'")
     bound = int(re.search(r"length\(m\[1\]\) <= (\d+)", body).group(1))
     return match, keep, bound
 
@@ -141,3 +141,35 @@ def test_postgresql_reads_each_copy_as_python_does(database_url):
             assert terms == postings, word
             (lexeme,) = conn.execute("SELECT lower(%s) ~ %s", [word, LEXEME_IDENTIFIER.pattern]).fetchone()
             assert lexeme is (LEXEME_IDENTIFIER.search(word.lower()) is not None), word
+
+
+def test_identifier_terms_found_token_by_token_equal_those_of_the_whole_text(database_url):
+    """Migration 0033 matches docsbot_idents()'s pattern token by token, and only in tokens that hold a character
+    a name needs: over random texts of names, words, spaces, newlines, dashes and brackets (a look-behind at a
+    token's start, a name at the text's ends, long runs), the same terms as 0028's function on the whole text."""
+    import random
+
+    from docsbot import store
+
+    sources = {f.name: f for f in resources.files("docsbot.store.migrations").iterdir()}
+    whole = sources["0028_names_of_bounded_length.sql"].read_text()
+    whole = whole.split("CREATE OR REPLACE FUNCTION docsbot_idents(t text)", 1)[1].split("$$;", 1)[0] + "$$;"
+    rng = random.Random(33)
+    pieces = ["os.path", "join", "--verbose", "-x", "a_b", "getSize", "List<T>", "x.y.z", "Foo", "bar", "--", "-",
+              ".", "_", "<", ">", "a-b", "9", "é", "\n", "\t", " ", " ", " ", "  "]  # fmt: skip
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 40))) for _ in range(3000)]
+    texts += ["", " ", "a" * 300 + ".b", "-" * 5 + "x", "x.y " * 50]
+    with store.connect(database_url, autocommit=True) as conn:
+        store.migrate(conn)
+        conn.execute("CREATE FUNCTION pg_temp.idents_whole(t text)" + whole)
+        conn.execute("CREATE TEMPORARY TABLE texts (id int, t text)")
+        with conn.cursor().copy("COPY texts (id, t) FROM STDIN") as copy:
+            for i, text in enumerate(texts):
+                copy.write_row((i, text))
+        (differ,) = conn.execute(
+            """WITH a AS (SELECT id, x FROM texts, docsbot_idents(t) x),
+                    b AS (SELECT id, x FROM texts, pg_temp.idents_whole(t) x)
+               SELECT count(*) FROM ((TABLE a EXCEPT ALL TABLE b) UNION ALL (TABLE b EXCEPT ALL TABLE a)) d"""
+        ).fetchone()
+        (terms,) = conn.execute("SELECT count(*) FROM texts, docsbot_idents(t)").fetchone()
+    assert differ == 0 and terms > 3000
