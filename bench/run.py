@@ -47,8 +47,6 @@ sys.path.insert(0, str(ROOT))
 
 from bench.mutate import Release, release  # noqa: E402
 from bench.report import write_section  # noqa: E402
-from docsbot.embedding.models import CPU_BATCH_SIZE  # noqa: E402
-from docsbot.settings import DOCSBOT_EMBED_BATCH_SIZE  # noqa: E402
 
 LIBRARY = "bench"
 GNU_TIME = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None  # measures a phase's peak RSS
@@ -87,6 +85,7 @@ class Bench:
         self.phases: list[Phase] = []
         self.server: subprocess.Popen | None = None
         self.pg = None
+        self.embed_batch: int | None = None  # texts per model call of the raw embedding rate (embedding_throughput)
         # Scrapy looks for scrapy.cfg from the working directory upwards; the plain spider must not find ours.
         self.outside = Path(tempfile.mkdtemp(prefix="docsbot-bench-"))
 
@@ -416,7 +415,9 @@ class Bench:
         texts = [embed_text(c, t, cut if len(c) > cut else None) for c, t in rows]
         group = settings.getint("DOCSBOT_EMBED_CLAIM")  # docsbot.embedding.worker.EmbeddingWorker's claims
         fed = [t for i in range(0, len(texts), group) for t in sorted(texts[i : i + group], key=len)]
-        return len(fed), raw_embedding_rate(load_embedder(settings), fed, group)
+        embedder = load_embedder(settings)
+        self.embed_batch = getattr(embedder, "batch_size", group)  # another embedder is given a claim per call
+        return len(fed), raw_embedding_rate(embedder, fed, group)
 
     def text_keys(self, version: str | None = None) -> set[str]:
         """``embed_hash`` of every chunk with a vector (of one version of the bench's library, or of the database):
@@ -743,8 +744,7 @@ def render(bench: Bench, r: Results) -> str:
         )
     lines += [
         "",
-        f"Raw embedding throughput (fastembed alone, batch {DOCSBOT_EMBED_BATCH_SIZE or CPU_BATCH_SIZE}, {r.sampled} "
-        "chunks of the "
+        f"Raw embedding throughput (fastembed alone, batch {bench.embed_batch}, {r.sampled} chunks of the "
         f"index, measured twice minutes apart): {' and '.join(f'{x:.1f}' for x in r.raw_rates)} chunks/s; "
         f"the ratio uses the faster, **{max(r.raw_rates):.1f} chunks/s**. "
         f"Database size after all phases: {r.db_size / 2**20:.0f} MiB.",

@@ -86,11 +86,7 @@ def is_chrome(el) -> bool:  # noqa: ANN001 - an lxml element
     if not names:
         return False
     if names == ["class"]:
-        cls = el.get("class")
-        if not cls or (tag == "div" and cls == "summary"):
-            return _class_rules(el, tag, cls)
-        chrome = _CLASS_IS_CHROME.get((tag, cls))
-        return chrome if chrome is not None else _class_rules(el, tag, cls)
+        return _class_rules(el, tag, el.get("class"))
     ident = el.get("id")
     if ident in _CHROME_IDS or el.get("role") in _CHROME_ROLES or el.get("aria-hidden") == "true":
         return True
