@@ -37,7 +37,7 @@ def _texts(version: str, sample: int, seed: int, claim: int) -> list[str]:
     from scrapy.utils.project import get_project_settings
 
     from docsbot import store
-    from docsbot.content.chunking import embed_text
+    from docsbot.embedding.texts import embed_text
 
     library, _, name = version.partition("@")
     with store.connect(store.resolve_dsn(get_project_settings())) as conn:

@@ -52,8 +52,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from docsbot.content.chunking import embed_text  # noqa: E402
 from docsbot.embedding.models import DEFAULT_MODEL, DEFAULT_MODEL_DIRNAME  # noqa: E402
+from docsbot.embedding.texts import embed_text  # noqa: E402
 from docsbot.settings import DOCSBOT_MODELS_DIR  # noqa: E402
 
 TARGET = 0.85

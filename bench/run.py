@@ -398,8 +398,8 @@ class Bench:
         texts per second)."""
         from scrapy.settings import Settings
 
-        from docsbot.content.chunking import embed_text
         from docsbot.embedding.models import load_embedder
+        from docsbot.embedding.texts import embed_text
 
         settings = Settings()
         settings.setmodule("docsbot.settings")

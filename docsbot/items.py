@@ -13,15 +13,15 @@ __all__ = ["Chunk", "PageChange", "PageGone", "PageItem"]
 class Chunk:
     """One retrievable piece of a page: ``content`` is stored with its ``context`` line; ``embed_text`` (context
     line cut to ``context_cut`` characters when longer, blank line, content:
-    :func:`docsbot.content.chunking.embed_text`) is what the model sees. ``embedding`` (float32, shape (dim,)) is
+    :func:`docsbot.embedding.texts.embed_text`) is what the model sees. ``embedding`` (float32, shape (dim,)) is
     usually ``None``: the store takes the vector stored for ``embed_hash`` or leaves the chunk to the embedding queue
     (:mod:`docsbot.embedding.worker`)."""
 
     content: str
     heading_path: list[str]
-    context: str  # "title > heading path", see docsbot.content.chunking.context_line
+    context: str  # "title > heading path", see docsbot.embedding.texts.context_line
     embed_text: str
-    embed_hash: str = ""  # docsbot.content.chunking.embed_key(model, embed_text): equal keys give equal vectors
+    embed_hash: str = ""  # docsbot.embedding.texts.embed_key(model, embed_text): equal keys give equal vectors
     embedding: Any = None
     anchor: str | None = None  # HTML id of the section or definition (stored as metadata->>'anchor')
     context_cut: int | None = None  # the context line was cut to this many characters (stored in metadata)

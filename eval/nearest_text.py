@@ -34,7 +34,7 @@ def stored_texts(dsn: str, library: str, version: str) -> tuple[str, list[str], 
     from pgvector.psycopg import register_vector
 
     from docsbot import store
-    from docsbot.content.chunking import embed_text
+    from docsbot.embedding.texts import embed_text
 
     with store.connect(dsn) as conn:
         register_vector(conn)

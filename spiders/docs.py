@@ -30,7 +30,7 @@ from scrapy.spidermiddlewares.httperror import HttpError
 
 from docsbot.addon import check_addon
 from docsbot.arguments import RUNNER_ARGUMENT_PREFIX, CrawlArguments
-from docsbot.content.extract import EXTRACTOR_VERSION, ConverterFailed, ExtractionError, content_hash
+from docsbot.content import EXTRACTOR_VERSION, ConverterFailed, ExtractionError, content_hash
 from docsbot.content.pool import ExtractionPool, ExtractionWorkerDied
 from docsbot.downloadermiddlewares import (
     FETCHED_VALIDATORS_META_KEY,

@@ -89,12 +89,12 @@ class SlowLoadingEmbedder(HashingEmbedder):
 
 
 class LoggingEmbedder(HashingEmbedder):
-    """The hashing embedder that appends the key (``docsbot.content.chunking.embed_key``) of every text it embeds to the
+    """The hashing embedder that appends the key (``docsbot.embedding.texts.embed_key``) of every text it embeds to the
     file ``EMBED_LOG`` names, one per line, flushed at once, after ``SLOW_EMBEDDER_SECONDS_PER_TEXT`` (default 0)
     per text: what a test counts to prove that no text is embedded twice."""
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        from docsbot.content.chunking import embed_key
+        from docsbot.embedding.texts import embed_key
 
         time.sleep(float(os.environ.get("SLOW_EMBEDDER_SECONDS_PER_TEXT", "0")) * len(texts))
         vectors = super().embed(texts)

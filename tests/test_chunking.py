@@ -13,10 +13,9 @@ from docsbot.content.chunking import (
     _TokenCounts,
     _words_are_local,
     _WordTokens,
-    context_line,
-    embed_text,
     markdown_headings,
 )
+from docsbot.embedding.texts import context_line, embed_text
 
 MD = (
     """# Tasks

@@ -76,6 +76,7 @@ LAYERS = (
         "docsbot.content.identifiers",  # what counts as an identifier: the symbol table's and the search SQL's
         "docsbot.content.markup",
         "docsbot.content.sources",  # a folder's Markdown and text files rendered to pages
+        "docsbot.embedding.texts",  # the text a chunk's vector is made of, and its key
         independent=True,
     ),
 )
@@ -135,6 +136,7 @@ PURE = (
     "docsbot.folders",
     "docsbot.archives",
     "docsbot.content.sources",
+    "docsbot.embedding.texts",
 )
 
 
@@ -186,3 +188,27 @@ def test_the_search_side_loads_no_scrapy_and_no_fastembed(module):
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     outside = {m.split(".")[0] for m in loaded} & {"scrapy", "twisted", "fastembed"}
     assert not outside, f"importing {module} loads {sorted(outside)}"
+
+
+def test_a_crawl_loads_extraction_only_when_a_page_needs_it():
+    """What a ``scrapy crawl docs`` process imports before any page is extracted (the settings, the command, the
+    spider, the add-on and every component it names): no extraction, chunking, markdown-it, html-to-markdown,
+    pebble or numpy. An unchanged refresh never needs them; they cost about 0.1 s of its start, and every module
+    loaded makes Scrapy's start slower still (its deprecated TLS aliases walk ``sys.modules`` per stack frame)."""
+    code = """
+import sys
+import docsbot.settings, docsbot.commands.crawl, spiders.docs
+from scrapy.utils.misc import load_object
+from docsbot import addon
+paths = [p for components in addon.COMPONENTS.values() for p in components]
+paths += [*addon.SETTINGS.values(), addon.DOWNLOAD_HANDLER, addon.FILE_DOWNLOAD_HANDLER]
+for path in paths:
+    load_object(path)
+print(len(paths), " ".join(sorted(sys.modules)))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert int(out[0]) >= 10  # the add-on's components were all loaded
+    heavy = {"docsbot.content.extract", "docsbot.content.chunking", "docsbot.content.changes", "markdown_it"}
+    heavy |= {"html_to_markdown", "pebble", "numpy", "semantic_text_splitter"}
+    loaded = heavy & {m for name in out[1:] for m in (name, name.split(".")[0])}
+    assert not loaded, f"a crawl loads {sorted(loaded)} before it extracts a page"

@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 
 from docsbot import store
-from docsbot.content.chunking import embed_key, embed_text
 from docsbot.embedding.migration import describe_switch
 from docsbot.embedding.models import DEFAULT_MODEL, DEFAULT_MODEL_DIRNAME, FastEmbedEmbedder
+from docsbot.embedding.texts import embed_key, embed_text
 from tests.conftest import ROOT, _default_models_dir, docsbot_env
 from tests.docsite import DocSiteServer
 from tests.embedders import WideHashingEmbedder

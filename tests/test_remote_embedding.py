@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from docsbot.content.chunking import embed_text
 from docsbot.embedding.models import DEFAULT_MODEL, DEFAULT_MODEL_DIRNAME, EmbeddingModelError, FastEmbedEmbedder
+from docsbot.embedding.texts import embed_text
 from tests.conftest import ROOT, _default_models_dir, docsbot_env
 from tests.docsite import DocSiteServer
 from tests.servers import ServerProcess

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from docsbot import store
-from docsbot.content.chunking import embed_key, embed_text
 from docsbot.embedding.models import EmbeddingModelError
+from docsbot.embedding.texts import embed_key, embed_text
 from docsbot.embedding.worker import EmbeddingWorker, ModelRunner
 from tests.embedders import HashingEmbedder
 

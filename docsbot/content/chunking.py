@@ -19,7 +19,6 @@ encodes a quarter as many strings (BENCHMARKS.md, "Less CPU per page in the work
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from bisect import bisect_left, bisect_right
@@ -42,11 +41,8 @@ __all__ = [
     "Chunker",
     "Definition",
     "TextChunk",
-    "context_line",
     "definitions",
-    "embed_key",
     "own_vectors",
-    "embed_text",
     "markdown_blocks",
     "markdown_headings",
 ]
@@ -222,31 +218,6 @@ def _cut(text: str, max_chars: int) -> str:
     if found and not found[-1].closed:
         head += "\n" + found[-1].marker
     return head
-
-
-def context_line(title: str, heading_path: tuple[str, ...] | list[str]) -> str:
-    """``"title > h2 > h3"``: where a chunk sits. A first heading equal to the title (a page's h1) is not repeated."""
-    path = list(heading_path)
-    if path and path[0] == title:
-        path = path[1:]
-    return " > ".join(p for p in (title, *path) if p)
-
-
-def embed_text(context: str, content: str, max_context_chars: int | None) -> str:
-    """The text the model embeds: the context line (cut to ``max_context_chars`` when longer: its first
-    ``max_context_chars - 1`` characters and "…"; ``None``: whole), a blank line, the chunk.
-
-    A chunk that only says "Returns the task" is then found by the section it belongs to.
-    """
-    if max_context_chars is not None and len(context) > max_context_chars:
-        context = context[: max_context_chars - 1] + "…"
-    return f"{context}\n\n{content}" if context else content
-
-
-def embed_key(model: str, text: str) -> str:
-    """The key of a text's vector (``documents.embed_hash``): sha256 hex of the model's name, NUL and the embedded
-    text. Equal keys give equal vectors, so a vector is computed once per model and text, database-wide."""
-    return hashlib.sha256(f"{model}\0{text}".encode()).hexdigest()
 
 
 class Chunker:

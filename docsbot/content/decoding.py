@@ -9,6 +9,8 @@ import lxml.etree
 import lxml.html
 from w3lib.encoding import html_to_unicode, resolve_encoding
 
+from docsbot.content import ExtractionError
+
 __all__ = ["BINARY_SAMPLE", "BINARY_SHARE", "ExtractionError", "decode_html", "parse_html"]
 
 # A share of control characters (or U+FFFD from undecodable bytes) above this, in the first BINARY_SAMPLE
@@ -22,10 +24,6 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f\ufffd]")
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 # ... and the character references to them (``&#1;``, ``&#x1F;``), which libxml2 would decode into the tree.
 _NOT_XML_REFERENCE = re.compile(r"&#(?:0*(?:[1-8]|1[124-9]|2\d|3[01])|[xX]0*(?:[1-8bBcCeEfF]|1[\da-fA-F]));")
-
-
-class ExtractionError(ValueError):
-    """Raised when a document cannot be parsed as HTML at all (empty, binary, or no element to parse)."""
 
 
 def decode_html(body: str | bytes, encoding: str | None = None) -> str:

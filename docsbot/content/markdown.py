@@ -11,19 +11,13 @@ import html_to_markdown
 import lxml.etree
 import lxml.html
 
-from docsbot.content.decoding import ExtractionError
+from docsbot.content import ConverterFailed
 from docsbot.content.markup import HEADING_TAGS
 
 __all__ = ["ConverterFailed", "html_to_markdown_text", "main_markdown", "normalize_markup", "slim_markup"]
 
 _LANGUAGE_CLASS = re.compile(r"(?:^|\s)(?:highlight|language|lang)-([\w+#.-]+)")
 _BLANK_LINES = re.compile(r"\n{3,}")
-
-
-class ConverterFailed(ExtractionError):
-    """html-to-markdown failed on a page that parsed (an error or a panic in the library), or skipped part of it.
-    Not the page's fault: the spider keeps the stored page as it was and counts it failed (``failed/extract``), as
-    for a worker that died, where an :class:`ExtractionError` of the document itself is a skipped page."""
 
 
 def _code_language(pre) -> str:  # noqa: ANN001 - an lxml element

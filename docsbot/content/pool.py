@@ -9,7 +9,8 @@ reactor keeps downloading and two cores both work: that is why the default pool 
 
 Operationally:
 
-- Workers start on first use (an all-304 refresh starts none) from multiprocessing's ``forkserver`` where it
+- Workers start on first use (an all-304 refresh starts none, and its process does not even import extraction,
+  chunking or pebble: the tasks below import them when they first run) from multiprocessing's ``forkserver`` where it
   exists (Linux, macOS), else ``spawn``; never ``fork``: the crawler process has threads (Scrapy's DNS and
   embedding threads, psycopg pools) whose locks a forked child could inherit held. The fork server is a clean
   interpreter that imports :mod:`docsbot.content.extract` once; each worker is forked from it. Nothing of the spider or
@@ -46,19 +47,20 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from pebble import ProcessExpired, ProcessPool
 from scrapy import signals
 
-from docsbot.content.changes import PageDiff, page_diff, symbol_doc_hashes
-from docsbot.content.chunking import Chunker, Definition, TextChunk, definitions, own_vectors
-from docsbot.content.extract import ExtractedPage, extract_page
 from docsbot.errors import DocsbotError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from pebble import ProcessPool
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
+
+    from docsbot.content.changes import PageDiff
+    from docsbot.content.chunking import Chunker, Definition, TextChunk
+    from docsbot.content.extract import ExtractedPage
 
 __all__ = [
     "POOL_KINDS",
@@ -99,6 +101,8 @@ def extract_body(body: bytes, url: str, encoding: str | None, keep_html: bool = 
     not on the reactor: the Python docs' 48 MiB of HTML make 8.8 MiB in 0.24 s of CPU, against 7.0 MiB in 0.68 s
     at zlib's default level 6, in a full index that is CPU-bound. Raises
     :class:`~docsbot.content.extract.ExtractionError`."""
+    from docsbot.content.extract import extract_page
+
     page = extract_page(body, url, encoding=encoding)
     if keep_html:
         page.html = zlib.compress(body, HTML_COMPRESSION_LEVEL)
@@ -125,6 +129,8 @@ def chunk_markdown(markdown: str, anchors: list[tuple[int, str]], spec: ChunkerS
     itself; on the reactor thread that held a full index's crawl)."""
     chunker = _chunkers.get(spec)
     if chunker is None:
+        from docsbot.content.chunking import Chunker
+
         tokenizer = None
         if spec.tokenizer_file is not None:
             from tokenizers import Tokenizer
@@ -156,6 +162,9 @@ def chunk_page(
     and its symbols' documentation hashes, in one task: the three read the same Markdown, which
     :func:`docsbot.content.commonmark.parse` then parses once (on the reactor thread the definitions' parse cost about 2
     s of the Python docs' full index, 2026-11-27)."""
+    from docsbot.content.changes import symbol_doc_hashes
+    from docsbot.content.chunking import definitions, own_vectors
+
     chunks = chunk_markdown(markdown, anchors, spec)
     found: list[Definition] = []
     if definition_chars > 0:
@@ -165,6 +174,8 @@ def chunk_page(
 
 def diff_markdown(old: str, new: str, anchors: list[tuple[int, str]], max_bytes: int) -> PageDiff:
     """:func:`docsbot.content.changes.page_diff`: what a worker runs for a page whose stored text a refresh replaces."""
+    from docsbot.content.changes import page_diff
+
     return page_diff(old, new, anchors, max_bytes)
 
 
@@ -231,6 +242,8 @@ class ExtractionPool:
                 raise RuntimeError("the extraction pool is closed")
             if self._executor is None:
                 if self.kind == "process":
+                    from pebble import ProcessPool
+
                     self._executor = ProcessPool(max_workers=self.workers, context=_mp_context())
                 else:
                     self._executor = ThreadPoolExecutor(self.workers, thread_name_prefix="docsbot-extract")
@@ -284,6 +297,8 @@ class ExtractionPool:
         executor = self._get_executor()
         if isinstance(executor, ThreadPoolExecutor):
             return await asyncio.wrap_future(executor.submit(func, *args))
+        from pebble import ProcessExpired  # loaded with the pool
+
         try:
             return await asyncio.wrap_future(executor.schedule(func, args=args, timeout=self.timeout))
         except FutureTimeout as exc:
@@ -302,7 +317,7 @@ class ExtractionPool:
         with self._lock:
             self._closed = True
             executor, self._executor = self._executor, None
-        if isinstance(executor, ProcessPool):
+        if executor is not None and not isinstance(executor, ThreadPoolExecutor):  # pebble's ProcessPool
             executor.stop()
             executor.join()
         elif executor is not None:

@@ -20,19 +20,18 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import cache
 from html import escape
 from typing import TYPE_CHECKING
-
-from markdown_it import MarkdownIt
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from markdown_it import MarkdownIt
     from markdown_it.token import Token
 
 __all__ = ["decode_text", "listing_page", "markdown_page", "text_page"]
 
-_MARKDOWN = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
 _SLUG_DROP = re.compile(r"[^\w\- ]", re.UNICODE)
 _UNDERLINE = re.compile(r"""^([=\-~^*#"+`:.'_])\1+\s*$""")
 
@@ -62,6 +61,15 @@ def slug(text: str, seen: dict[str, int]) -> str:
     return base if count == 0 else f"{base}-{count}"
 
 
+@cache
+def _markdown() -> MarkdownIt:
+    """The CommonMark parser with tables and strikethrough, built on the first Markdown file a crawl reads (a crawl of
+    a site never loads markdown-it in its own process)."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
+
+
 def _inline_text(token: Token) -> str:
     return "".join(child.content for child in token.children or () if child.type in ("text", "code_inline"))
 
@@ -69,7 +77,8 @@ def _inline_text(token: Token) -> str:
 def markdown_page(text: str, name: str, *, base: str | None = None, canonical: str | None = None) -> bytes:
     """The HTML page of the Markdown ``text`` of the file ``name`` (UTF-8 bytes): its ``<title>`` the first heading's
     text, else ``name``; ``base`` and ``canonical`` become ``<base href>`` and ``<link rel="canonical">``."""
-    tokens = _MARKDOWN.parse(text)
+    parser = _markdown()
+    tokens = parser.parse(text)
     seen: dict[str, int] = {}
     title = ""
     for i, token in enumerate(tokens):
@@ -77,7 +86,7 @@ def markdown_page(text: str, name: str, *, base: str | None = None, canonical: s
             words = _inline_text(tokens[i + 1])
             token.attrSet("id", slug(words, seen))
             title = title or words.strip()
-    body = _MARKDOWN.renderer.render(tokens, _MARKDOWN.options, {})
+    body = parser.renderer.render(tokens, parser.options, {})
     return _document(title or name, body, base=base, canonical=canonical)
 
 

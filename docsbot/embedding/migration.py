@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from docsbot.content.chunking import embed_key, embed_text
+from docsbot.embedding.texts import embed_key, embed_text
 from docsbot.embedding.worker import EmbeddingWorker, describe_progress
 from docsbot.store import reembed
 

@@ -1,7 +1,7 @@
 """Text embedding models behind one small interface; the default is fastembed's ONNX runtime.
 
 The model runs on the CPU and is slow next to crawling (about 15-30 chunks of 256 tokens per second on two
-cores), so it is loaded lazily: fastembed and onnxruntime are imported only when a text is embedded (or the
+cores), so it is loaded lazily: fastembed, onnxruntime and numpy are imported only when a text is embedded (or the
 tokenizer or dimension of a model without local files is asked for), and a refresh in which nothing changed
 never imports them. The tokenizer of a local model comes from its ``tokenizer.json`` (``tokenizers``). Callers
 run :meth:`embed` off the reactor thread (see :class:`docsbot.embedding.worker.ModelRunner`). Nothing here downloads a
@@ -28,11 +28,10 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-import numpy as np
-
 from docsbot.errors import DocsbotError
 
 if TYPE_CHECKING:
+    import numpy as np
     from onnxruntime import InferenceSession
     from scrapy.settings import BaseSettings
     from tokenizers import Tokenizer
@@ -207,6 +206,8 @@ class OnnxQueryEncoder:
         return self
 
     def __call__(self, texts: list[str]) -> np.ndarray:
+        import numpy as np
+
         with self._lock:
             session, tokenizer = self._load()
             encoded = tokenizer.encode_batch(texts)
@@ -401,6 +402,8 @@ class FastEmbedEmbedder:
         return int(self.embed(["dimension probe"]).shape[1])
 
     def embed(self, texts: list[str]) -> np.ndarray:
+        import numpy as np
+
         model = self._load()
         return np.asarray(list(model.embed(texts, batch_size=self.batch_size)), dtype=np.float32)
 
@@ -419,6 +422,8 @@ class FastEmbedEmbedder:
 def _decode_vector(value: Any) -> Any:
     """An embedding as an OpenAI-compatible server sends it: base64 of little-endian float32s, or a list of floats."""
     if isinstance(value, str):
+        import numpy as np
+
         raw = base64.b64decode(value, validate=True)
         if len(raw) % 4:
             raise ValueError(f"a base64 vector of {len(raw)} bytes is not float32s")
@@ -541,6 +546,8 @@ class OpenAIEmbedder:
         SDK parses a JSON list of floats into its models float by float, 2.4 ms of CPU per 384-dimension vector, 85%
         of ``docsbot embed``'s time against a fast endpoint; a server that ignores ``encoding_format`` and answers
         lists is read too."""
+        import numpy as np
+
         data = sorted(response.data, key=lambda d: d.index)
         if len(data) != count:
             raise EmbeddingModelError(f"embedding endpoint {self.base_url} answered {len(data)} vectors for {count}")
@@ -554,6 +561,7 @@ class OpenAIEmbedder:
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Blocking (search queries, the dimension probe). Raises :class:`EmbeddingModelError`."""
+        import numpy as np
         import openai
 
         out = []
@@ -569,6 +577,7 @@ class OpenAIEmbedder:
     async def aembed(self, texts: list[str]) -> np.ndarray:
         """``batch_size`` texts per request, up to ``concurrency`` requests in flight (shared by every caller).
         Raises :class:`EmbeddingModelError`."""
+        import numpy as np
         import openai
 
         client = self._client(asynchronous=True)

@@ -44,8 +44,8 @@ import psycopg
 from pgvector.psycopg import register_vector_async
 from psycopg_pool import AsyncConnectionPool
 
-from docsbot.content.chunking import embed_key, embed_text
 from docsbot.embedding.models import EmbeddingModelError
+from docsbot.embedding.texts import embed_key, embed_text
 from docsbot.store import READY_WAITING, RetryPolicy
 from docsbot.store import queue as chunk_queue
 from docsbot.store.connection import gave_up

@@ -41,7 +41,7 @@ from scrapy.exceptions import CloseSpider, DontCloseSpider, NotConfigured
 
 from docsbot import store
 from docsbot.arguments import CrawlArguments
-from docsbot.content.extract import EXTRACTOR_VERSION
+from docsbot.content import EXTRACTOR_VERSION
 from docsbot.extensions.context import PageNotStored, RunExtension, count_failure
 from docsbot.extensions.ending import RunEnd
 from docsbot.extensions.setup import set_up

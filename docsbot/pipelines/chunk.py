@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 
-from docsbot.content.chunking import context_line, embed_key, embed_text
 from docsbot.content.pool import ChunkerSpec, ExtractionPool, ExtractionWorkerDied
+from docsbot.embedding.texts import context_line, embed_key, embed_text
 from docsbot.extensions.context import PageNotStored, index_context
 from docsbot.items import Chunk, PageChange, PageItem
 from docsbot.store import StoreUnavailable
