@@ -417,6 +417,32 @@ def test_a_name_several_pages_define_ranks_first_where_the_sites_index_points(co
     assert ("PGDATABASE", True) in kept and kept.count(("PGDATABASE", False)) == 3
 
 
+def test_a_pages_symbols_are_stored_once_per_name_first_row_kept_and_replaced_with_the_page(
+    conn, database_url, version
+):
+    """The symbol table's rows of a page: one per name (a name defined twice keeps its first anchor), each with its
+    keys, documentation hash and whether the site's index points to it; storing the page again replaces them."""
+    item = page(version.id, "os", [("Files", "os.open opens a file. " + FILLER, "files")], symbols=[
+        ("os.open", "os.open", None, True), ("os.path.join", "os.path.join", None, False),
+        ("os.open", "later-anchor", None, False), ("O_RDONLY", "os.O_RDONLY", None, False),
+    ])  # fmt: skip
+    item.symbol_hashes = {"os.open": "hash-open"}
+    (page_id,) = save(database_url, [item])
+    rows = conn.execute(
+        "SELECT name, anchor, keys, doc_hash, indexed FROM symbols WHERE page_id = %s ORDER BY name", (page_id,)
+    ).fetchall()
+    assert rows == [
+        ("O_RDONLY", "os.O_RDONLY", ["o_rdonly"], None, False),
+        ("os.open", "os.open", ["os.open", "open"], "hash-open", True),
+        ("os.path.join", "os.path.join", ["os.path.join", "path.join", "join"], None, False),
+    ]
+    again = page(version.id, "os", [("Files", "os.open opens a file. " + FILLER, "files")],
+                 symbols=[("os.close", "os.close", None, False)])  # fmt: skip
+    save(database_url, [again])
+    names = conn.execute("SELECT name FROM symbols WHERE page_id = %s", (page_id,)).fetchall()
+    assert names == [("os.close",)]
+
+
 def test_a_hyphen_inside_a_word_is_not_a_command_line_option(conn, database_url, version):
     """Identifier terms (migration 0026): `--dry-run` and `-fPIC` are options, "command-line" and "record-style" are
     words. When a hyphen inside a word started an option ('=-style'), a plain question holding such a word named an
