@@ -145,6 +145,43 @@ def test_postings_stay_exact_when_a_page_gains_or_loses_some_of_its_chunks(conn,
     assert first not in {d for (d,) in conn.execute("SELECT doc_id FROM chunk_postings")}
 
 
+def test_a_pages_postings_are_found_by_the_index_not_by_reading_every_library(conn, database_url, version):
+    """Writing or deleting a page's chunks reads that page's postings (whether it has any; which to delete). Asked as
+    `EXISTS`, or by `= ANY` of an array, PostgreSQL could read the whole postings table instead (a sequential scan
+    costed as stopping at a first match, which a new page never has): each page a crawl wrote cost a read of every
+    library's postings. It must be index probes, whatever the table holds and whether or not it has statistics."""
+    ids = save(database_url, corpus(version))
+    # Other libraries' postings: 40,000 rows over 2,000 pages
+    conn.execute(
+        "INSERT INTO postings (version_id, term, page_id, doc_ids, tf_bodies, tf_heads, doc_lens) "
+        "SELECT %s, 'other' || i, 1000000 + i %% 2000, '{1}', '{1}', '{0}', '{10}' FROM generate_series(1, 40000) i",
+        (version.id,),
+    )
+
+    def scans(statement: str, *params) -> tuple[int, int]:
+        """Sequential and index scans of postings by one statement (its triggers included)."""
+        conn.execute("SELECT pg_stat_force_next_flush()")  # counters of earlier statements leave pg_stat_xact_*
+        with conn.transaction():
+            conn.execute(statement, params)
+            return conn.execute(
+                "SELECT seq_scan, idx_scan FROM pg_stat_xact_user_tables WHERE relname = 'postings'"
+            ).fetchone()
+
+    for analyzed in (False, True):
+        if analyzed:
+            conn.execute("ANALYZE postings")
+        deleted = scans("DELETE FROM documents WHERE page_id = %s", ids[3])
+        assert deleted[0] == 0 and deleted[1] >= 1, (analyzed, deleted)
+        assert conn.execute("SELECT count(*) FROM postings WHERE page_id = %s", (ids[3],)).fetchone()[0] == 0
+        inserted = scans(
+            "INSERT INTO documents (page_id, version_id, sort_order, content, context, kind) "
+            "VALUES (%s, %s, 0, 'Wrap the coroutine into a Task.', 'tasks > Tasks', 0)", ids[3], version.id
+        )  # fmt: skip
+        assert inserted[0] == 0 and inserted[1] >= 1, (analyzed, inserted)
+        terms = {t for (t,) in conn.execute("SELECT term FROM postings WHERE page_id = %s", (ids[3],))}
+        assert {"coroutin", "task", "wrap"} <= terms
+
+
 @pytest.mark.parametrize(
     "query", ["os.set_inheritable", "os.set_inheritable()", "set_inheritable", "how does set_inheritable work"]
 )
