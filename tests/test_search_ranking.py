@@ -145,6 +145,32 @@ def test_postings_stay_exact_when_a_page_gains_or_loses_some_of_its_chunks(conn,
     assert first not in {d for (d,) in conn.execute("SELECT doc_id FROM chunk_postings")}
 
 
+def test_a_page_written_again_replaces_its_chunks_symbols_and_navigation_share(conn, database_url, version):
+    """A new page is written with its navigation share and no delete (it has nothing to delete); the same URL
+    written again with new content replaces its chunks, symbols and share; written again unchanged, it keeps
+    them all, the share included."""
+    first = page(version.id, "os", [("Intro", "The os module.", "a"), ("Files", "Open files.", "b")],
+                 symbols=[("os.open", "b")], link_share=0.95)  # fmt: skip
+    (page_id,) = save(database_url, [first])
+
+    def stored():
+        share = conn.execute("SELECT link_share FROM pages WHERE id = %s", (page_id,)).fetchone()[0]
+        texts = [t for (t,) in conn.execute("SELECT content FROM documents WHERE page_id = %s AND kind = 0 "
+                                            "ORDER BY sort_order", (page_id,))]  # fmt: skip
+        names = [n for (n,) in conn.execute("SELECT name FROM symbols WHERE page_id = %s", (page_id,))]
+        return round(share, 2), texts, names
+
+    assert stored() == (0.95, ["The os module.", "Open files."], ["os.open"])
+    second = page(version.id, "os", [("Intro", "The os module, new.", "a")], symbols=[("os.close", "a")],
+                  link_share=0.2)  # fmt: skip
+    assert save(database_url, [second]) == [page_id]
+    assert stored() == (0.2, ["The os module, new."], ["os.close"])
+    unchanged = page(version.id, "os", [("Intro", "Other text the item holds.", "a")], link_share=0.5)
+    unchanged.changed = False
+    assert save(database_url, [unchanged]) == [page_id]
+    assert stored() == (0.2, ["The os module, new."], ["os.close"])
+
+
 def test_a_pages_postings_are_found_by_the_index_not_by_reading_every_library(conn, database_url, version):
     """Writing or deleting a page's chunks reads that page's postings (whether it has any; which to delete). Asked as
     `EXISTS`, or by `= ANY` of an array, PostgreSQL could read the whole postings table instead (a sequential scan
