@@ -247,6 +247,46 @@ def test_the_chrome_walk_finds_what_is_chrome_finds_with_class_verdicts_remember
         assert [el.text for el in expected] == ["s", "banner", "f", "n", "h", None, "¶", "nav"]
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        "<div itemprop='articleBody'>a</div><div role='main'>r</div>",
+        "<nav><div itemprop='articleBody'>in chrome</div></nav><div role='main'>r</div>",
+        "<article class='md-content__inner md-typeset'>m</article><div role='main'>r</div>",
+        "<article class='x\tmd-content__inner'>m</article><article class='md-content__innerx'>n</article>",
+        "<article class='md-content__innerx'>n</article><main>mm<article>in main</article></main>",
+        "<main>only main</main><article>a</article>",
+        "<article>a</article><div class='document'><div class=' body\n'>b</div></div>",
+        "<div class='bodywrapper'>w</div><div class='body x'>b</div>",
+        "<div id='header'>h</div><div id='content'>c</div><div id='footer'>f</div>",
+        "<div><div id='header'>h</div></div><div id='content'>c</div>",
+        "<footer><div id='content'>dropped</div></footer><p>body only</p>",
+        "<aside role='main'>r</aside><header role='main'>banner</header>",
+        "<nav role='main'>n</nav><span itemprop='other' role='none' id='content'>c</span>",
+        "<p>plain</p>",
+    ],
+)
+def test_main_content_is_the_first_match_of_the_xpath_rules_in_their_order(body):
+    """main_content reads its rules from the chrome walk and lxml's tag iterators, not from XPath: the element
+    MAIN_CONTENT_XPATHS's first matching rule gives, after the chrome is dropped, on layouts that each rule decides
+    (a rule's candidate inside dropped chrome, class words split on any XML space, an attribute of the wrong value,
+    a <main> without an <article>)."""
+    from docsbot.content.chrome import MAIN_CONTENT_XPATHS, _chrome_elements, main_content
+
+    def by_xpath(doc):
+        for el in _chrome_elements(doc):
+            if el.getparent() is not None:
+                el.drop_tree()
+        return next((found[0] for found in (doc.xpath(x) for x in MAIN_CONTENT_XPATHS) if found), None)
+
+    html = f"<html><body>{body}</body></html>"
+    expected, got = by_xpath(parse_html(html)), main_content(parse_html(html))
+    assert (got is None) == (expected is None)
+    if expected is not None:
+        assert lxml.etree.tostring(got) == lxml.etree.tostring(expected)
+        assert got.getroottree().getpath(got) == expected.getroottree().getpath(expected)
+
+
 def test_docusaurus_permalinks_are_chrome_and_the_title_is_the_h1_the_title_element_names():
     """Docusaurus ends every heading with <a class="hash-link">&#8203;</a> (a zero-width space: it ended 700 headings
     of Fastify's docs); a page with a banner <h1> before its own is titled by the <h1> its <title> names."""

@@ -133,33 +133,96 @@ def _class_is_chrome(tag: str, cls: str) -> bool:
 
 def main_content(doc):  # noqa: ANN001, ANN201 - lxml elements
     """Remove the chrome (:func:`is_chrome`) from ``doc``, a parsed page, and return its main-content node: the
-    first match of :data:`MAIN_CONTENT_XPATHS`, or ``None`` if there is none (a page whose ``<body>`` was chrome)."""
-    for chrome in _chrome_elements(doc):
-        if chrome.getparent() is not None:
-            chrome.drop_tree()
-    for xpath in _MAIN_CONTENT:
-        found = xpath(doc)
-        if found:
-            return found[0]
-    return None
+    first match of :data:`MAIN_CONTENT_XPATHS`, or ``None`` if there is none (a page whose ``<body>`` was chrome).
+
+    The rules are not evaluated as XPath: each ``//*[@attr=…]`` rule scanned the whole tree in libxml2 (the first
+    alone 0.78 s over the Python docs' 526 pages, a third of the chrome walk), so the chrome walk, which visits every
+    element anyway, notes the elements those rules name, and the tag rules read lxml's C-level tag iterators. The
+    same node as the XPath expressions on every page of the benchmark corpora (BENCHMARKS.md)."""
+    chrome, marked = _chrome_walk(doc)
+    for el in chrome:
+        if el.getparent() is not None:
+            el.drop_tree()
+    return _first_rule_match(doc, marked)
 
 
-_MAIN_CONTENT = tuple(lxml.etree.XPath(x) for x in MAIN_CONTENT_XPATHS)  # compiled once, not per page
+def _chrome_walk(doc) -> tuple[list, dict[str, list]]:  # noqa: ANN001 - lxml elements
+    """The elements of ``doc`` that :func:`is_chrome` takes for chrome, in document order, and those that the
+    attribute rules of :data:`MAIN_CONTENT_XPATHS` name (``itemprop``, ``role`` and ``id``: attribute name → the
+    elements whose attribute has the rule's value, in document order). An element without attributes, or with a
+    class alone whose verdict is remembered as "not chrome", is passed over here without the call (it names no
+    rule either): the same elements for a sixth of the walk's CPU less (the Python docs' 1,065,078 elements, most
+    of them such)."""
+    special = _TAGS_WITH_RULES
+    remembered = _CLASS_IS_CHROME
+    ruled = _RULE_ATTRIBUTES
+    out = []
+    marked: dict[str, list] = {name: [] for name in ruled}
+    for el in doc.iter(lxml.etree.Element):
+        tag = el.tag
+        names = el.keys()
+        if tag not in special and (
+            not names or (names == ["class"] and remembered.get((tag, el.get("class"))) is False)
+        ):
+            continue
+        if not ruled.keys().isdisjoint(names):
+            for name, value in ruled.items():
+                if el.get(name) == value:
+                    marked[name].append(el)
+        if is_chrome(el):
+            out.append(el)
+    return out, marked
 
 
 def _chrome_elements(doc) -> list:  # noqa: ANN001 - lxml elements
-    """The elements of ``doc`` that :func:`is_chrome` takes for chrome, in document order. An element without
-    attributes, or with a class whose verdict is remembered as "not chrome", is passed over here without the call:
-    the same elements for a sixth of the walk's CPU less (the Python docs' 1,065,078 elements, most of them such)."""
-    special = _TAGS_WITH_RULES
-    remembered = _CLASS_IS_CHROME
-    out = []
-    for el in doc.iter(lxml.etree.Element):
-        tag = el.tag
-        if tag not in special:
-            names = el.keys()
-            if not names or (names == ["class"] and remembered.get((tag, el.get("class"))) is False):
-                continue
-        if is_chrome(el):
-            out.append(el)
-    return out
+    """The chrome elements of :func:`_chrome_walk`."""
+    return _chrome_walk(doc)[0]
+
+
+# The attribute rules of MAIN_CONTENT_XPATHS: attribute name → value (itemprop first, then role, then id).
+_RULE_ATTRIBUTES = {"itemprop": "articleBody", "role": "main", "id": "content"}
+
+
+def _attached(el, doc) -> bool:  # noqa: ANN001 - lxml elements
+    """Whether ``el`` is still in ``doc`` (not inside a chrome subtree that was dropped)."""
+    return el is doc or any(a is doc for a in el.iterancestors())
+
+
+def _first_rule_match(doc, marked: dict[str, list]):  # noqa: ANN001, ANN202 - lxml elements
+    """The first match of :data:`MAIN_CONTENT_XPATHS` in rule order, each rule's first element in document order,
+    from the walk's ``marked`` elements and lxml's tag iterators."""
+
+    def first_marked(name: str):  # noqa: ANN202
+        return next((el for el in marked[name] if _attached(el, doc)), None)
+
+    def class_has(el, word: str) -> bool:  # noqa: ANN001 - contains(concat(' ', normalize-space(@class), ' '), ' w ')
+        cls = el.get("class")
+        return cls is not None and word in _XML_SPACE.split(cls)
+
+    found = first_marked("itemprop")
+    if found is not None:
+        return found
+    articles = list(doc.iter("article"))
+    found = next((el for el in articles if class_has(el, "md-content__inner")), None)
+    if found is None:
+        found = first_marked("role")
+    if found is not None:
+        return found
+    mains = list(doc.iter("main"))
+    if mains:
+        found = next((el for el in articles if any(a.tag == "main" for a in el.iterancestors())), None)
+        return found if found is not None else mains[0]
+    if articles:
+        return articles[0]
+    found = next((el for el in doc.iter("div") if class_has(el, "body")), None)
+    if found is not None:
+        return found
+    bodies = list(doc.iter("body"))
+    for body in bodies:
+        ids = [child.get("id") for child in body.iterchildren("div")]
+        if "header" in ids and "content" in ids:
+            return body
+    found = first_marked("id")
+    if found is not None:
+        return found
+    return bodies[0] if bodies else None
