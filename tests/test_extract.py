@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import lxml.etree
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from docsbot.content.chrome import is_chrome
 from docsbot.content.decoding import parse_html
@@ -300,3 +302,34 @@ def test_docusaurus_permalinks_are_chrome_and_the_title_is_the_h1_the_title_elem
     assert page.title == "Testing"
     assert "\u200b" not in page.markdown and "\n### `connectionTimeout`\n" in page.markdown
     assert [(s.name, s.anchor) for s in page.symbols] == [("connectionTimeout", "connectiontimeout")]
+
+
+_SEGMENTS = ["a", "b.html", "..", ".", "", "x;p", "?q=1", "?q=/a", "#f", "//other.test", "http:c", "https://h2.test/z"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    base=st.lists(st.sampled_from(["d", "e.html", "", "..", "f;p", "?q=/x"]), max_size=4).map("/".join),
+    hrefs=st.lists(st.lists(st.sampled_from(_SEGMENTS), min_size=1, max_size=4).map("/".join), max_size=6),
+)
+def test_page_links_resolves_each_href_as_urljoin_against_the_whole_base(base, hrefs):
+    """page_links resolves an href with a path against the base's directory and remembers it across pages; the
+    links are those of canonical_url(href, the page's URL), for hrefs of dot segments, parameters, queries holding
+    a slash, network paths and absolute URLs, from pages whose URL has such parts too."""
+    from xml.sax.saxutils import quoteattr
+
+    from docsbot.content.links import page_links
+    from docsbot.urls import InvalidURL, canonical_url
+
+    url = f"http://docs.test/{base}"
+    expected: dict[str, None] = {}
+    for href in hrefs:
+        href = href.strip()
+        if href and not href.startswith("#"):
+            try:
+                expected[canonical_url(href.partition("#")[0], url)] = None
+            except (InvalidURL, ValueError):
+                pass
+    anchors = "".join(f"<a href={quoteattr(h)}>x</a>" for h in hrefs)
+    for _ in range(2):  # cold, then from what the first page remembered
+        assert page_links(parse_html(f"<html><body>{anchors}</body></html>"), url)[0] == list(expected)
