@@ -57,7 +57,8 @@ def page_links(doc, url: str) -> tuple[list[str], str | None]:  # noqa: ANN001 -
             continue
         joined.add(href)
         try:
-            if href[:1] in ("?", ";") or not href:  # resolved against the base's whole path
+            if href[:1] in ("?", ";") or ((":" in href or href[:2] == "//") and not urlsplit(href).path):
+                # An href without a path ("?q", "//", "http:") is resolved against the base's whole path.
                 links[canonical_url(href, base)] = None
             else:
                 links[_resolved(directory, href)] = None
