@@ -50,6 +50,41 @@ def test_headed_lists_are_those_the_xpath_names(body):
         assert main.tag != "ul" or main not in expected
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        "<table><tr><td><ul><li>a</li></ul></td><td>b</td></tr></table>",
+        "<table><tbody><tr><th><dl><dt>t</dt></dl></th></tr></tbody></table><table><tr><td>x</td></tr></table>",
+        "<table><tr><td><ol><li>a</li></ol></td></tr><tr><td>2</td></tr></table>",
+        "<table><tr><td><div><ul><li>deep</li></ul></div></td></tr></table>",
+        "<table><tr><td><table><tr><td><ul><li>inner</li></ul></td></tr></table></td></tr></table>",
+        "<pre>a<pre>b</pre></pre><pre>c<pre>d<pre>e</pre></pre></pre><pre>plain</pre>",
+        "<h1>Gtk<span class='sep'> </span>Button<span class='sep'>x</span></h1><h1><h1><span class='sep'/></h1></h1>",
+        "<h2><span class='sep'></span></h2><span class='sep'></span>",
+    ],
+)
+def test_normalize_markups_tag_walks_find_what_its_xpath_expressions_name(body):
+    """normalize_markup finds nested <pre>s, one-row tables of lists and gi-docgen's empty separators by lxml's tag
+    iterators: the elements of the XPath expressions they replaced, in document order, each once."""
+    from itertools import islice
+
+    import lxml.html
+
+    from docsbot.content.markdown import _one_row_of_lists, normalize_markup
+
+    main = lxml.html.fragment_fromstring(f"<div>{body}</div>")
+    tables = main.xpath(".//table[count(.//tr) = 1][.//tr/*[self::td or self::th][ul or ol or dl]]")
+    assert [t for t in main.iterdescendants("table") if _one_row_of_lists(t)] == tables
+    nested = [pre for pre in main.iterdescendants("pre") if len(list(islice(pre.iterdescendants("pre"), 2))) == 1]
+    assert nested == main.xpath(".//pre[count(.//pre) = 1]")
+    before = [lxml.html.tostring(s) for s in main.xpath(".//h1//span[@class='sep'][not(normalize-space())]")]
+    normalize_markup(main)
+    assert [lxml.html.tostring(s) for s in main.iterdescendants("span") if s.text == "."] == [
+        b.replace(b"/>", b">.</span>").replace(b"></span>", b">.</span>").replace(b"> </span>", b">.</span>")
+        for b in before
+    ]
+
+
 SLIM_SAMPLES = {
     "python3.11-doc": "/usr/share/doc/python3.11/html/library",
     "rust-doc": "/usr/share/doc/rust-doc/html/std/collections",

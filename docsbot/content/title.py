@@ -18,8 +18,8 @@ MAX_LABEL_CHARS = 200
 
 def document_title(doc) -> str:  # noqa: ANN001 - an lxml element
     """The text of the page's ``<title>``, "" if it has none."""
-    title_nodes = doc.xpath("//title")
-    return text_of(title_nodes[0]) if title_nodes else ""
+    title = next(doc.iter("title"), None)  # the first in document order, as //title[1]
+    return text_of(title) if title is not None else ""
 
 
 def main_title(main, page_title: str) -> str:  # noqa: ANN001 - an lxml element
@@ -28,7 +28,7 @@ def main_title(main, page_title: str) -> str:  # noqa: ANN001 - an lxml element
     permalink's glyph; without one, ``page_title`` or the first heading's text; ``page_title`` itself when it
     names the same words. "" if there is none of these. Changes ``main``: the labels before the ``<h1>`` follow it
     (:func:`_title_first`)."""
-    h1 = main.xpath(".//h1")
+    h1 = list(main.iterdescendants("h1"))  # .//h1
     if not h1:  # Doxygen's page heading: <div class="headertitle"><div class="title">Json::Value Class Reference
         for heading in main.xpath(".//div[@class='headertitle']/div[@class='title']"):
             for label in heading.findall("div"):  # the groups a page belongs to ("ingroups"): after the heading
