@@ -4,6 +4,8 @@ XHTML, wrong charsets, binary and malformed bodies."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from docsbot.content.extract import ExtractionError, extract_page
 
@@ -178,3 +180,27 @@ def test_every_installed_asciidoc_and_docbook_page_yields_content(path):
     page = extract_page(path.read_bytes(), f"http://h/{path.name}", None)
     assert page.markdown.strip()
     assert "\ufffd" not in page.markdown
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from(["<p>", "x", " ", "\t", "\n", "é", "\ufffd", "&#1;", "&#x1F;", "&#9;", "&#65;", "&#"]),
+            st.characters(max_codepoint=0x20),
+            st.sampled_from(["\ufffe", "\uffff", "\ud800", "\udfff", "\U0001f600"]),
+        ),
+        max_size=30,
+    ).map("".join)
+)
+def test_what_xml_forbids_is_removed_as_by_the_expressions_alone(text):
+    """decode_html reads on the text's UTF-8 whether anything is to be removed, and removes it by the expressions:
+    the text they leave on texts of C0 controls, U+FFFE/U+FFFF, lone surrogates and references to controls among
+    characters that stay (a tab, a newline, U+FFFD, an astral character, a reference to a letter)."""
+    from docsbot.content.decoding import _CONTROL, _NOT_XML, _NOT_XML_REFERENCE, BINARY_SHARE, decode_html
+
+    if text and len(_CONTROL.findall(text)) > BINARY_SHARE * len(text):
+        with pytest.raises(ExtractionError, match="binary"):
+            decode_html(text)
+    else:
+        assert decode_html(text) == _NOT_XML_REFERENCE.sub("", _NOT_XML.sub("", text))
