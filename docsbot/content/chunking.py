@@ -471,16 +471,13 @@ class _WordTokens:
         found = list(map(cache.get, pieces))
         if None not in found:  # most pages' pieces were all counted before: no set of them to build
             return found
-        # (Set and dict operations in C, not comprehensions over the page's pieces: a cold worker misses on most
-        # pages.)
-        counted = self._count(set(pieces).difference(cache), cache)
+        counted = self._count({p for p, n in zip(pieces, found, strict=True) if n is None}, cache)
         if len(cache) + len(counted) > self._limit:
             # Start over in a new dict: a call in another thread (DOCSBOT_EXTRACT_POOL=thread) keeps reading
             # the one it holds, which is never cleared under it.
             self._cache = {"": 0, **counted}
-            return [counted[p] if n is None else n for p, n in zip(pieces, found, strict=True)]
         cache.update(counted)
-        return list(map(cache.__getitem__, pieces))
+        return [counted[p] if n is None else n for p, n in zip(pieces, found, strict=True)]
 
     def _count(self, missing: set[str], cache: dict[str, int]) -> dict[str, int]:
         """The counts of ``missing`` pieces (and of the words they were counted from), ``cache`` read for words
