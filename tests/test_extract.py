@@ -232,7 +232,7 @@ def test_the_chrome_walk_finds_what_is_chrome_finds_with_class_verdicts_remember
     as "not chrome", without asking is_chrome: the same elements as asking it of each, also once the verdicts of
     the page's classes are remembered (the second walk), and for the elements whose other attributes or ancestors
     decide (an id, a role, aria-hidden, a <header> outside the content, Doxygen's div.summary in its header)."""
-    from docsbot.content.chrome import _chrome_elements
+    from docsbot.content.chrome import _chrome_walk
 
     markup = (
         "<div class='header'><div class='summary'>s</div></div><div class='summary'>kept</div>"
@@ -245,7 +245,7 @@ def test_the_chrome_walk_finds_what_is_chrome_finds_with_class_verdicts_remember
     for _ in range(2):
         doc = parse_html(f"<html><body>{markup}</body></html>")
         expected = [el for el in doc.iter(lxml.etree.Element) if is_chrome(el)]
-        assert _chrome_elements(doc) == expected
+        assert _chrome_walk(doc)[0] == expected
         assert [el.text for el in expected] == ["s", "banner", "f", "n", "h", None, "¶", "nav"]
 
 
@@ -273,10 +273,10 @@ def test_main_content_is_the_first_match_of_the_xpath_rules_in_their_order(body)
     MAIN_CONTENT_XPATHS's first matching rule gives, after the chrome is dropped, on layouts that each rule decides
     (a rule's candidate inside dropped chrome, class words split on any XML space, an attribute of the wrong value,
     a <main> without an <article>)."""
-    from docsbot.content.chrome import MAIN_CONTENT_XPATHS, _chrome_elements, main_content
+    from docsbot.content.chrome import MAIN_CONTENT_XPATHS, _chrome_walk, main_content
 
     def by_xpath(doc):
-        for el in _chrome_elements(doc):
+        for el in _chrome_walk(doc)[0]:
             if el.getparent() is not None:
                 el.drop_tree()
         return next((found[0] for found in (doc.xpath(x) for x in MAIN_CONTENT_XPATHS) if found), None)
@@ -304,7 +304,9 @@ def test_docusaurus_permalinks_are_chrome_and_the_title_is_the_h1_the_title_elem
     assert [(s.name, s.anchor) for s in page.symbols] == [("connectionTimeout", "connectiontimeout")]
 
 
-_SEGMENTS = ["", *"a b.html .. . x;p ?q=1 ?q=/a #f //other.test http:c http: https://h.test".split()]
+_SEGMENTS = [
+    "", "a", "b.html", "..", ".", "x;p", "?q=1", "?q=/a", "#f", "//other.test", "http:c", "http:", "https://h.test",
+]  # fmt: skip
 
 
 @settings(max_examples=400, deadline=None)

@@ -174,11 +174,6 @@ def _chrome_walk(doc) -> tuple[list, dict[str, list]]:  # noqa: ANN001 - lxml el
     return out, marked
 
 
-def _chrome_elements(doc) -> list:  # noqa: ANN001 - lxml elements
-    """The chrome elements of :func:`_chrome_walk`."""
-    return _chrome_walk(doc)[0]
-
-
 # The attribute rules of MAIN_CONTENT_XPATHS: attribute name → value (itemprop first, then role, then id).
 _RULE_ATTRIBUTES = {"itemprop": "articleBody", "role": "main", "id": "content"}
 

@@ -54,18 +54,18 @@ def _decoded(body: str | bytes, encoding: str | None) -> str:
 
 def _xml_text(text: str) -> tuple[str, bytes]:
     """``text`` without the characters XML forbids and the references to them, and its UTF-8. Raises
-    :class:`ExtractionError` for a binary body (:func:`decode_html`). Whether there is
-    anything to remove is read on the UTF-8, which the parser needs anyway (C0 controls are single bytes there,
-    U+FFFE and U+FFFF three known ones, a lone surrogate cannot be encoded): a scan by the character-class
-    expression of every page's text cost 0.26 s of the Python docs' extraction, for pages that hold none."""
+    :class:`ExtractionError` for a binary body (:func:`decode_html`). Whether there is anything to remove is read
+    on the UTF-8, which the parser needs anyway (C0 controls are single bytes there, U+FFFE and U+FFFF three known
+    ones, a lone surrogate cannot be encoded): a scan by the character-class expression of every page's text cost
+    0.26 s of the Python docs' extraction, for pages that hold none."""
     sample = text[:BINARY_SAMPLE]
     if sample and len(_CONTROL.findall(sample)) > BINARY_SHARE * len(sample):
         raise ExtractionError("binary content, not HTML")
     try:
-        data = text.encode("utf-8")
+        data: bytes | None = text.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate (only a str body can hold one)
-        data = b""
-    if not data or data.translate(None, _XML_BYTES) or b"\xef\xbf\xbe" in data or b"\xef\xbf\xbf" in data:
+        data = None
+    if data is None or data.translate(None, _XML_BYTES) or b"\xef\xbf\xbe" in data or b"\xef\xbf\xbf" in data:
         text = _NOT_XML.sub("", text)
         data = text.encode("utf-8")
     if b"&#" in data:

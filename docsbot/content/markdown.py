@@ -92,7 +92,7 @@ def html_to_markdown_text(html: str) -> str:
 _EMPHASIZED_ASTERISKS = lxml.etree.XPath(
     "(.//em | .//i | .//strong | .//b)//text()[contains(., '*')][not(ancestor::code or ancestor::pre)]"
 )
-_XML_SPACE = " \t\n\r"  # what XPath's normalize-space() strips
+_XPATH_BLANKS = " \t\n\r"  # what XPath's normalize-space() strips
 _ASTERISK = "\U000f0000"  # a private-use character: an asterisk inside emphasis (normalize_markup)
 
 
@@ -167,7 +167,7 @@ def normalize_markup(main) -> None:  # noqa: ANN001 - an lxml element
         span: None  # .//h1//span[@class='sep'][not(normalize-space())], each once (an <h1> in an <h1> holds it twice)
         for h1 in main.iterdescendants("h1")
         for span in h1.iterdescendants("span")
-        if span.get("class") == "sep" and not "".join(span.itertext()).strip(_XML_SPACE)
+        if span.get("class") == "sep" and not "".join(span.itertext()).strip(_XPATH_BLANKS)
     }
     for sep in seps:
         sep.text = "."
