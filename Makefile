@@ -96,7 +96,8 @@ status: install
 
 # DOCSBOT_STRICT_SKIPS: a skipped test fails the run unless CI cannot meet its condition by design (tests/conftest.py):
 # everything a test needs is set up above, so a skip would hide a missing step.
-test: install model chromium shub corpora jsdocs
+# Lint first (seconds): CI runs this command alone, and a lint failure must not land behind green tests.
+test: install model chromium shub corpora jsdocs lint
 	DOCSBOT_STRICT_SKIPS=1 $(BIN)/pytest $(PYTEST_ARGS)
 
 # The unit tier alone (no database, server, process or browser: tests/conftest.py marks every test's tier), about a
