@@ -105,7 +105,7 @@ test: install model chromium shub corpora jsdocs lint
 check: install model
 	$(BIN)/pytest -m unit $(PYTEST_ARGS)
 
-# The benchmark (BENCHMARKS.md): installs nginx and python3.11-doc if needed, about 15 minutes on 2 cores.
+# The benchmark (BENCHMARKS.md): installs nginx and python3.11-doc if needed, 15-30 minutes on 2 cores.
 bench: install model docs-server
 	$(BIN)/python bench/run.py $(BENCH_ARGS)
 

@@ -1,12 +1,13 @@
 """Time to searchable alone: a full index until every page is stored, against the plain Scrapy crawl, alternated.
 
-`make bench` measures this ratio once, inside a run that spends most of its quarter hour embedding. This script
-measures only it, ``--repeat`` times, alternating the two so that the machine's drift falls on both: each round is
+`make bench` measures this ratio too, in a few rounds at the end of a run that spends most of its half hour
+embedding. This script measures only it, ``--repeat`` times, by the same function
+(:func:`bench.run.searchable_rounds`), alternating the two so that the machine's drift falls on both: each round is
 a full index of the tree into a new library whose crawl leaves its vectors to the queue
 (``DOCSBOT_CRAWL_EMBED_WORKERS=0``: what the crawl's worker does after the last page is not part of the time),
 then the plain crawl of bench/bare_spider.py. Time to searchable is the index's whole-process wall time less what
-it spent after every page was stored (``elapsed_seconds - searchable_seconds`` of its run row), as `make bench`
-counts it. Prints each round, the medians and their ratio (target: <= 4, against the lean plain crawl).
+it spent after every page was stored (``elapsed_seconds - searchable_seconds`` of its run row). Prints each round,
+the medians and their ratio (target: <= 4, against the lean plain crawl).
 
     .venv/bin/python bench/searchable.py [--repeat 3] [--site /usr/share/doc/python3.11/html]
 """
@@ -21,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.run import Bench  # noqa: E402
+from bench.run import Bench, searchable_rounds  # noqa: E402
 
 TARGET = 4.0  # against the lean crawl (1.5 was for the old yardstick, which joined and canonicalized every link)
 
@@ -38,21 +39,10 @@ def main() -> int:
 
     bench = Bench(args)
     bench.setup()
-    bench.env["DOCSBOT_CRAWL_EMBED_WORKERS"] = "0"
     root = f"{bench.url}index.html"
-    searchable: list[float] = []
-    plain: list[float] = []
     try:
         print(f"time to searchable: {args.site} served at {bench.url} by {args.server}", flush=True)
-        for i in range(args.repeat):
-            full = bench.docsbot(f"full index #{i + 1}", f"url={root}", library=f"searchable-{i + 1}", check=False)
-            stats = full.docsbot
-            if "searchable_seconds" not in stats:
-                raise SystemExit(f"full index #{i + 1} recorded no searchable_seconds (exit {full.exit_code})")
-            searchable.append(full.wall - (stats.get("elapsed_seconds", 0) - stats["searchable_seconds"]))
-            plain.append(bench.bare(f"plain Scrapy crawl #{i + 1}", f"url={root}").wall)
-            new, failed = stats.get("new", 0), stats.get("failed", 0)
-            print(f"    searchable after {searchable[-1]:.1f} s: {new} pages stored, {failed} failed", flush=True)
+        searchable, plain = searchable_rounds(bench, root, args.repeat)
     finally:
         bench.teardown()
     ratio = statistics.median(searchable) / statistics.median(plain)

@@ -79,6 +79,8 @@ def test_bench_smoke_run(tmp_path):
             "1",
             "--embed-sample",
             "8",
+            "--searchable-rounds",
+            "2",
             "--workdir",
             str(tmp_path / "w"),
             "--embedder",
@@ -113,7 +115,18 @@ def test_bench_smoke_run(tmp_path):
     assert "| touch: chunks embedded + chunk rows written | 0.000 | == 0 | yes |" in text
     assert "304: 9" in text  # the plain all-304 crawl: index + 8 pages
     assert "| touch refresh / plain Scrapy full crawl (adjacent) |" in text
-    assert "| time to searchable (full index, every page stored) / plain Scrapy full crawl |" in text
+    # time to searchable: the target held by the medians of the alternated rounds, the first index's pair shown
+    assert re.search(
+        r"\| time to searchable \(text only, medians of 2 alternated rounds\) / plain Scrapy full crawl \| "
+        r"\d+\.\d+ \| <= 4 \| (yes|\*\*no\*\*) \|",
+        text,
+    ), text
+    assert re.search(
+        r"\| time to searchable \(the full index above, every page stored\) / [^|]+\| \d+\.\d+ \| - \| - \|", text
+    )
+    for phase in ("time to searchable, full index #2", "time to searchable, plain Scrapy crawl #2"):
+        assert f"| {phase} |" in text
+    assert re.search(r"Time to searchable, text only, .*: [\d.]+, [\d.]+ s against [\d.]+, [\d.]+ s; medians", text)
     assert "| next version: texts embedded / texts new to the database |" in text
     assert "every page stored and searchable by text after" in text
     assert "| unchanged refresh, embedded default / plain Scrapy all-304 (medians) |" in text
