@@ -270,11 +270,14 @@ class Bench:
         default_path: bool = False,
         check: bool = True,
         timeout: float | None = None,
+        settings: dict[str, str] | None = None,
     ) -> Phase:
+        """``scrapy crawl docs`` of ``library`` with ``args`` as spider arguments, as a timed phase; ``settings``:
+        environment variables set for this run alone (``DOCSBOT_*``)."""
         cmd = [sys.executable, "-m", "scrapy", "crawl", "docs", "-a", f"library={library}"]
         for arg in args:
             cmd += ["-a", arg]
-        env = self.default_env if default_path else None
+        env = {**(self.default_env if default_path else self.env), **(settings or {})}
         return self.run(name, cmd, docsbot_library=library, env=env, check=check, timeout=timeout)
 
     @property
@@ -470,24 +473,22 @@ def searchable_rounds(bench: Bench, root: str, rounds: int, prefix: str = "") ->
     Raises ``SystemExit`` if an index records no time to searchable."""
     searchable: list[float] = []
     plain: list[float] = []
-    before = bench.env.get("DOCSBOT_CRAWL_EMBED_WORKERS")
-    bench.env["DOCSBOT_CRAWL_EMBED_WORKERS"] = "0"
-    try:
-        for i in range(rounds):
-            name = f"{prefix}full index #{i + 1}"
-            full = bench.docsbot(name, f"url={root}", library=f"searchable-{i + 1}", check=False)
-            stats = full.docsbot
-            if "searchable_seconds" not in stats:
-                raise SystemExit(f"{name} recorded no searchable_seconds (exit {full.exit_code})")
-            searchable.append(full.wall - (stats.get("elapsed_seconds", 0) - stats["searchable_seconds"]))
-            plain.append(bench.bare(f"{prefix}plain Scrapy crawl #{i + 1}", f"url={root}").wall)
-            new, failed = stats.get("new", 0), stats.get("failed", 0)
-            print(f"    searchable after {searchable[-1]:.1f} s: {new} pages stored, {failed} failed", flush=True)
-    finally:
-        if before is None:
-            bench.env.pop("DOCSBOT_CRAWL_EMBED_WORKERS", None)
-        else:
-            bench.env["DOCSBOT_CRAWL_EMBED_WORKERS"] = before
+    for i in range(rounds):
+        name = f"{prefix}full index #{i + 1}"
+        full = bench.docsbot(
+            name,
+            f"url={root}",
+            library=f"searchable-{i + 1}",
+            check=False,
+            settings={"DOCSBOT_CRAWL_EMBED_WORKERS": "0"},
+        )
+        stats = full.docsbot
+        if "searchable_seconds" not in stats:
+            raise SystemExit(f"{name} recorded no searchable_seconds (exit {full.exit_code})")
+        searchable.append(full.wall - (stats.get("elapsed_seconds", 0) - stats["searchable_seconds"]))
+        plain.append(bench.bare(f"{prefix}plain Scrapy crawl #{i + 1}", f"url={root}").wall)
+        new, failed = stats.get("new", 0), stats.get("failed", 0)
+        print(f"    searchable after {searchable[-1]:.1f} s: {new} pages stored, {failed} failed", flush=True)
     return searchable, plain
 
 
@@ -815,8 +816,8 @@ def render(bench: Bench, r: Results) -> str:
         "|---|---:|---|---|",
     ]
     for name, value, target in r.ratios:
-        met = "" if not target else "yes" if _target_met(value, target) else "**no**"
-        lines.append(f"| {name} | {value:.3f} | {target or '-'} | {met or '-'} |")
+        met = "-" if not target else "yes" if _target_met(value, target) else "**no**"
+        lines.append(f"| {name} | {value:.3f} | {target or '-'} | {met} |")
     lines += [
         "",
         f"Refresh and plain all-304 walls are medians of {len(r.refreshes)} alternating runs each "
